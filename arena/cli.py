@@ -1,0 +1,172 @@
+"""The ``arena`` command: play episodes and inspect plugins.
+
+Every user mistake (unknown seat or mode, a bad number, an unwritable path, a
+corrupt log) ends in one ``arena: error: ...`` line and exit code 2, never a
+traceback. Plugins load lazily, once, when a command needs them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+
+import structlog
+from rich.console import Console
+
+from arena import __version__, logconfig
+from arena.eventlog import LogError
+from arena.plugins import DuplicateName, PluginHost, UnknownName, load
+from arena.render import deal_lines, results_table
+from arena.rules import DEFAULT_MAX_BIDS, MAX_SEATS, MIN_SEATS
+from arena.runner import DEFAULT_SEATS, EpisodeRequest, SetupError, run_episode
+from arena.seats import SeatSpec
+
+USAGE_ERROR = 2
+USER_ERRORS = (SetupError, UnknownName, DuplicateName, LogError)
+
+log = structlog.get_logger(__name__)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports a usage error as one line."""
+
+    def error(self, message: str):
+        self.exit(USAGE_ERROR, f"{self.prog}: error: {message}\n")
+
+
+def _bounded(kind: Callable, low=None, high=None, *, above=None) -> Callable[[str], object]:
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a {kind.__name__}: {text!r}") from None
+        if low is not None and value < low or high is not None and value > high:
+            span = f"{low}..{high}" if high is not None else f">= {low}"
+            raise argparse.ArgumentTypeError(f"{value} is out of range {span}")
+        if above is not None and value <= above:
+            raise argparse.ArgumentTypeError(f"{value} must be > {above}")
+        return value
+
+    return parse
+
+
+def _seat_specs(text: str) -> list[SeatSpec]:
+    try:
+        return [SeatSpec.parse(part) for part in text.split(",")]
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="arena", description="Liar's Dice / Liar's Poker arena.")
+    parser.add_argument("--version", action="version", version=f"arena {__version__}")
+    parser.add_argument(
+        "-v", "--verbose", action="count", default=0, help="more log output (-vv: debug)"
+    )
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    play = commands.add_parser("play", help="play one episode")
+    play.add_argument("--mode", default="dice", help="game mode plugin (dice, poker, ...)")
+    play.add_argument("--seed", type=_bounded(int, 0), default=0, help="master seed (default 0)")
+    play.add_argument(
+        "--deals", type=_bounded(int, 1), default=20, help="deals to play (default 20)"
+    )
+    play.add_argument(
+        "--seats",
+        type=_bounded(int, MIN_SEATS, MAX_SEATS),
+        default=DEFAULT_SEATS,
+        help="table size",
+    )
+    play.add_argument(
+        "--seat",
+        dest="seat_specs",
+        action="extend",
+        type=_seat_specs,
+        default=[],
+        metavar="SPEC",
+        help="seat policy, by slot: name or name:arg; repeat or comma-separate. "
+        "Unfilled seats play $PLAYER_SCRIPTED (default bayes)",
+    )
+    play.add_argument(
+        "--max-bids", type=_bounded(int, 1), default=DEFAULT_MAX_BIDS, help="bid cap per deal"
+    )
+    play.add_argument("--clock", type=_bounded(float, above=0), default=None, metavar="SECONDS")
+    play.add_argument(
+        "--talk", action=argparse.BooleanOptionalAction, default=False, help="table talk"
+    )
+    play.add_argument("--log", metavar="PATH", help="write the full event log (JSON Lines) here")
+    play.add_argument("--json", action="store_true", help="print the results as JSON on stdout")
+    play.set_defaults(run=_play)
+
+    plugins = commands.add_parser("plugins", help="list installed plugins")
+    plugins.add_argument("--json", action="store_true", help="machine-readable output")
+    plugins.set_defaults(run=_plugins)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logconfig.configure(args.verbose)
+    try:
+        return args.run(args, load())
+    except USER_ERRORS as exc:
+        print(f"arena: error: {exc}", file=sys.stderr)
+        return USAGE_ERROR
+    except KeyboardInterrupt:
+        print("arena: interrupted", file=sys.stderr)
+        return 130
+
+
+def _play(args: argparse.Namespace, host: PluginHost) -> int:
+    request = EpisodeRequest(
+        mode=args.mode,
+        seed=args.seed,
+        deals=args.deals,
+        seats=args.seats,
+        seat_specs=tuple(args.seat_specs),
+        max_bids=args.max_bids,
+        talk=args.talk,
+        clock=args.clock,
+    )
+    results, records = run_episode(host, request, log_path=args.log)
+    if args.json:
+        print(json.dumps(results.to_json(), indent=2))
+        return 0
+    console = Console()
+    for line in deal_lines(records):
+        console.print(line, highlight=False, markup=False)
+    console.print(results_table(results))
+    return 0
+
+
+def _plugins(args: argparse.Namespace, host: PluginHost) -> int:
+    rows = [
+        {
+            "name": info.name,
+            "distribution": info.distribution,
+            "version": info.version,
+            "trust": info.trust,
+            "hooks": list(info.hooks),
+            "broken": info.broken,
+        }
+        for info in host.plugins
+    ]
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    console = Console()
+    for row in rows:
+        status = f"BROKEN: {row['broken']}" if row["broken"] else ", ".join(row["hooks"])
+        console.print(
+            f"{row['name']:<12} {row['distribution'] or '?'} {row['version'] or '?'} "
+            f"[{row['trust']}]  {status}",
+            highlight=False,
+            markup=False,
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,331 @@
+"""Plays one episode by the rules: deals, turns, rule 11, the cap, scoring, the clock.
+
+The engine owns the full state and hands each acting seat only its
+:class:`~arena.view.SeatView`. Everything that happens is emitted as an
+:mod:`arena.events` event in order; the same seed and the same seat decisions
+give the same events, byte for byte. The engine never stalls: a seat that
+raises, returns garbage or an illegal move is asked once more with the reason,
+then the bayes baseline moves for it (rule 11).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+
+import attrs
+import structlog
+
+from arena import seeding
+from arena.actions import Action, Bid, Challenge
+from arena.events import (
+    BidMade,
+    ChallengeMade,
+    DealStarted,
+    EpisodeSettled,
+    EpisodeStarted,
+    Event,
+    Fault,
+    Rejected,
+    SeatEntry,
+    Usage,
+)
+from arena.replies import IllegalReply, check_legal, loggable, parse_action
+from arena.rules import StandingBid, TableRules, opener, resolve, score
+from arena.seats import Reply, Seat, SeatUnavailable
+from arena.view import LegalActions, PastDeal, PublicBid, SeatView, TalkLine
+
+NOTES_CAP = 4000
+"""Private notes longer than this are truncated, and the seat is told so."""
+
+log = structlog.get_logger(__name__)
+
+
+@attrs.frozen
+class EpisodeConfig:
+    """The immutable setup of one episode."""
+
+    rules: TableRules
+    seed: int = attrs.field()
+    deals: int = attrs.field(default=20)
+    talk: bool = False
+    clock: float | None = None
+    """Seconds of wall time; checked at deal boundaries (rule 9)."""
+
+    @seed.validator
+    def _check_seed(self, _attribute, value):
+        if value < 0:
+            raise ValueError(f"seed must be >= 0, got {value}")
+
+    @deals.validator
+    def _check_deals(self, _attribute, value):
+        if value < 1:
+            raise ValueError(f"deals must be >= 1, got {value}")
+
+
+@attrs.define
+class SeatTally:
+    """What happened to one seat's decisions over the episode."""
+
+    decisions: int = 0
+    rejected: int = 0
+    fallbacks: int = 0
+    faults: int = 0
+
+
+@attrs.frozen
+class Outcome:
+    status: str
+    deals_played: int
+    points: tuple[int, ...]
+    score: tuple[float, ...]
+    tallies: tuple[SeatTally, ...]
+
+
+TalkFilter = Callable[[str, int], "str | None"]
+
+
+@attrs.define
+class _Deal:
+    """Mutable state of the deal in progress."""
+
+    number: int
+    opener: int
+    hands: tuple[tuple[int, ...], ...]
+    bids: list[PublicBid] = attrs.Factory(list)
+    talk: list[TalkLine] = attrs.Factory(list)
+
+    @property
+    def standing(self) -> StandingBid | None:
+        if not self.bids:
+            return None
+        last = self.bids[-1]
+        return StandingBid(last.slot, last.quantity, last.face)
+
+
+class Engine:
+    """One episode's referee. Build it, then call :meth:`play` once."""
+
+    def __init__(
+        self,
+        config: EpisodeConfig,
+        seats: Sequence[Seat],
+        policies: Sequence[str],
+        fallbacks: Sequence[Seat],
+        emit: Callable[[Event], None],
+        talk_filters: Sequence[TalkFilter] = (),
+    ):
+        rules = config.rules
+        if not len(seats) == len(policies) == len(fallbacks) == rules.seats:
+            raise ValueError(f"a {rules.seats}-seat table needs {rules.seats} seats and fallbacks")
+        self.config = config
+        self.rules = rules
+        self.seats = list(seats)
+        self.policies = list(policies)
+        self.fallbacks = list(fallbacks)
+        self.emit = emit
+        self.talk_filters = list(talk_filters)
+        self.order = seeding.table_order(config.seed, rules.seats)
+        self.points = [0] * rules.seats
+        self.notes: list[str | None] = [None] * rules.seats
+        self.notes_truncated = [False] * rules.seats
+        self.tallies = [SeatTally() for _ in range(rules.seats)]
+        self.history: tuple[PastDeal, ...] = ()
+
+    # --- the episode ---------------------------------------------------------
+
+    def play(self) -> Outcome:
+        self.emit(self._header())
+        started = time.monotonic()
+        status, played = "complete", 0
+        for number in range(self.config.deals):
+            if self._clock_ran_out(started):
+                status = "deadline"
+                break
+            self._play_deal(number)
+            played += 1
+        scores = tuple(score(p, played) for p in self.points)
+        self.emit(EpisodeSettled(status, played, tuple(self.points), scores))
+        return Outcome(status, played, tuple(self.points), scores, tuple(self.tallies))
+
+    def _header(self) -> EpisodeStarted:
+        mode = self.rules.mode
+        return EpisodeStarted(
+            seed=self.config.seed,
+            mode=mode.name,
+            symbols=mode.symbols,
+            hand_size=mode.hand_size,
+            seats=[SeatEntry(slot, policy) for slot, policy in enumerate(self.policies)],
+            table_order=self.order,
+            deals=self.config.deals,
+            max_bids_per_deal=self.rules.max_bids,
+            talk=self.config.talk,
+        )
+
+    def _clock_ran_out(self, started: float) -> bool:
+        clock = self.config.clock
+        return clock is not None and time.monotonic() - started >= clock
+
+    # --- one deal ------------------------------------------------------------
+
+    def _play_deal(self, number: int) -> None:
+        deal = _Deal(number, opener(self.order, number), self._deal_hands(number))
+        self.emit(DealStarted(number, deal.opener, deal.hands))
+        position = number % self.rules.seats
+        while True:
+            slot = self.order[position]
+            if self.rules.cap_reached(len(deal.bids)):
+                self._resolve(deal, slot, Challenge(), forced=True, fallback=False)
+                return
+            action, fallback = self._decide(deal, slot)
+            if isinstance(action, Challenge):
+                self._resolve(deal, slot, action, forced=False, fallback=fallback)
+                return
+            self._apply_bid(deal, slot, action, fallback)
+            position = (position + 1) % self.rules.seats
+
+    def _deal_hands(self, number: int) -> tuple[tuple[int, ...], ...]:
+        """Rule 1: the hands of deal d depend only on (seed, d)."""
+        rng = seeding.stream(self.config.seed, seeding.DEAL, number)
+        mode = self.rules.mode
+        return tuple(mode.draw_hand(rng) for _ in range(self.rules.seats))
+
+    def _apply_bid(self, deal: _Deal, slot: int, bid: Bid, fallback: bool) -> None:
+        published = self._publish(deal, slot, bid.say)
+        self._keep_notes(slot, bid.notes)
+        deal.bids.append(PublicBid(slot, bid.quantity, bid.face))
+        self.emit(
+            BidMade(
+                deal.number, slot, bid.quantity, bid.face, bid.say, published, bid.notes, fallback
+            )
+        )
+
+    def _resolve(
+        self, deal: _Deal, slot: int, challenge: Challenge, forced: bool, fallback: bool
+    ) -> None:
+        """Rule 6: reveal, count, and move one point between bidder and challenger."""
+        standing = deal.standing
+        outcome = resolve(deal.hands, standing, slot)
+        self.points[outcome.winner] += 1
+        self.points[outcome.loser] -= 1
+        published = self._publish(deal, slot, challenge.say)
+        self._keep_notes(slot, challenge.notes)
+        self.emit(
+            ChallengeMade(
+                deal.number, slot, standing.slot, standing.quantity, standing.face,
+                outcome.actual, forced, fallback, outcome.winner, outcome.loser,
+                challenge.say, published, challenge.notes,
+            )
+        )  # fmt: skip
+        self.history += (
+            PastDeal(
+                deal.number, deal.opener, tuple(deal.bids), slot, forced,
+                outcome.actual, deal.hands, outcome.winner, outcome.loser,
+            ),
+        )  # fmt: skip
+
+    # --- asking a seat (rule 11) ---------------------------------------------------
+
+    def _decide(self, deal: _Deal, slot: int) -> tuple[Action, bool]:
+        """One legal action for ``slot`` and whether the fallback made it."""
+        tally = self.tallies[slot]
+        tally.decisions += 1
+        reason = None
+        for _attempt in range(2):
+            view = self._view(deal, slot, reason)
+            try:
+                return self._ask(deal, slot, view), False
+            except IllegalReply as rejection:
+                reason = str(rejection)
+                tally.rejected += 1
+            except SeatUnavailable as fault:
+                tally.faults += 1
+                self.emit(Fault(deal.number, slot, str(fault) or "seat unavailable"))
+                break
+        tally.fallbacks += 1
+        return self._ask_fallback(deal, slot), True
+
+    def _ask(self, deal: _Deal, slot: int, view: SeatView) -> Action:
+        """The seat's own legal action; logs and raises ``IllegalReply`` otherwise."""
+        reply = None
+        try:
+            reply = self.seats[slot].decide(view)
+            if isinstance(reply, Reply):
+                self._record_usage(deal, slot, reply)
+                reply = reply.content
+            return check_legal(parse_action(reply), self.rules, deal.standing, len(deal.bids))
+        except SeatUnavailable:
+            raise
+        except IllegalReply as rejection:
+            reason = str(rejection)
+        except Exception as crash:  # a seat's bug is its illegal move, not the table's crash
+            reason = f"seat raised {type(crash).__name__}: {crash}"[:500]
+        self.emit(Rejected(deal.number, slot, reason, loggable(reply)))
+        raise IllegalReply(reason)
+
+    def _ask_fallback(self, deal: _Deal, slot: int) -> Action:
+        view = self._view(deal, slot, None)
+        action = parse_action(self.fallbacks[slot].decide(view))
+        # The fallback speaks no talk and keeps the seat's notes as they were.
+        action = attrs.evolve(action, say=None, notes=None)
+        return check_legal(action, self.rules, deal.standing, len(deal.bids))
+
+    def _record_usage(self, deal: _Deal, slot: int, reply: Reply) -> None:
+        if reply.usage is None:
+            return
+        u = reply.usage
+        self.emit(
+            Usage(
+                deal.number, slot,
+                int(u.get("input_tokens", 0)), int(u.get("output_tokens", 0)),
+                int(u.get("cache_read_tokens", 0)), int(u.get("cache_write_tokens", 0)),
+            )
+        )  # fmt: skip
+
+    def _view(self, deal: _Deal, slot: int, retry_reason: str | None) -> SeatView:
+        rules, mode = self.rules, self.rules.mode
+        standing = deal.standing
+        return SeatView(
+            slot=slot,
+            deal=deal.number,
+            mode=mode.name,
+            symbols=mode.symbols,
+            hand_size=mode.hand_size,
+            seats=rules.seats,
+            table_order=self.order,
+            opener=deal.opener,
+            max_bids=rules.max_bids,
+            hand=deal.hands[slot],
+            bids=tuple(deal.bids),
+            talk=tuple(deal.talk),
+            history=self.history,
+            notes=self.notes[slot],
+            notes_truncated=self.notes_truncated[slot],
+            legal=LegalActions(standing is not None, rules.min_raise(standing), rules.max_quantity),
+            talk_enabled=self.config.talk,
+            retry_reason=retry_reason,
+        )
+
+    # --- talk and notes ----------------------------------------------------------
+
+    def _publish(self, deal: _Deal, slot: int, said: str | None) -> str | None:
+        """Rule 10: talk rides on the action and is published once it applies."""
+        if not self.config.talk or not said:
+            return None
+        text: str | None = said
+        for talk_filter in self.talk_filters:
+            try:
+                text = talk_filter(text, slot)
+            except Exception as exc:  # a broken filter silences the line, not the table
+                log.warning("talk filter failed", error=repr(exc), slot=slot)
+                text = None
+            if text is None:
+                return None
+        deal.talk.append(TalkLine(slot, text))
+        return text
+
+    def _keep_notes(self, slot: int, notes: str | None) -> None:
+        if notes is None:
+            return
+        self.notes[slot] = notes[:NOTES_CAP]
+        self.notes_truncated[slot] = len(notes) > NOTES_CAP

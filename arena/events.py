@@ -1,0 +1,214 @@
+"""The event log's vocabulary: one frozen class per kind of line.
+
+A record is the JSON object of one line: ``{"type": ..., <fields in camelCase>}``.
+The log is the server-side, full-information record of an episode (hands
+included) and is never shown to a seat. ``docs/event-log.md`` documents it;
+bump :data:`LOG_VERSION` on any change a reader could trip over.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from typing import Any, ClassVar
+
+import attrs
+
+LOG_VERSION = 1
+
+
+def _tuple(items) -> tuple:
+    return tuple(items)
+
+
+def _tuple2(rows) -> tuple[tuple, ...]:
+    return tuple(tuple(row) for row in rows)
+
+
+@attrs.frozen
+class SeatEntry:
+    """Which policy sits in a slot."""
+
+    slot: int
+    policy: str
+
+
+def _seat_entries(items) -> tuple[SeatEntry, ...]:
+    return tuple(x if isinstance(x, SeatEntry) else SeatEntry(**x) for x in items)
+
+
+class Event:
+    """Base of every log line; subclasses are frozen attrs classes with a TYPE."""
+
+    TYPE: ClassVar[str]
+
+    def to_record(self) -> dict[str, Any]:
+        record: dict[str, Any] = {"type": self.TYPE}
+        for attr, key in _keys(type(self)):
+            record[key] = getattr(self, attr)
+        return record
+
+
+@attrs.frozen(kw_only=True)
+class EpisodeStarted(Event):
+    """First line: everything needed to replay the episode's rules."""
+
+    TYPE: ClassVar[str] = "episode"
+    version: int = LOG_VERSION
+    seed: int
+    mode: str
+    symbols: tuple[int, ...] = attrs.field(converter=_tuple)
+    hand_size: int
+    seats: tuple[SeatEntry, ...] = attrs.field(converter=_seat_entries)
+    table_order: tuple[int, ...] = attrs.field(converter=_tuple)
+    deals: int
+    max_bids_per_deal: int
+    talk: bool
+
+
+@attrs.frozen
+class DealStarted(Event):
+    """Rule 1: the hands of deal ``deal`` in slot order, and who opens."""
+
+    TYPE: ClassVar[str] = "deal"
+    deal: int
+    opener: int
+    hands: tuple[tuple[int, ...], ...] = attrs.field(converter=_tuple2)
+
+
+@attrs.frozen
+class Rejected(Event):
+    """Rule 11: a reply that did not yield one legal action, and why."""
+
+    TYPE: ClassVar[str] = "rejected"
+    deal: int
+    slot: int
+    reason: str
+    reply: Any
+
+
+@attrs.frozen
+class Fault(Event):
+    """A seat could not answer at all (e.g. its API stayed down); not an illegal move."""
+
+    TYPE: ClassVar[str] = "fault"
+    deal: int
+    slot: int
+    reason: str
+
+
+@attrs.frozen
+class Usage(Event):
+    """Token accounting one model call reported (LLM seats only)."""
+
+    TYPE: ClassVar[str] = "usage"
+    deal: int
+    slot: int
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int
+    cache_write_tokens: int
+
+
+@attrs.frozen
+class BidMade(Event):
+    """A legal bid was applied (rules 3-5)."""
+
+    TYPE: ClassVar[str] = "bid"
+    deal: int
+    slot: int
+    quantity: int
+    face: int
+    say: str | None
+    """What the seat said."""
+    published: str | None
+    """What the table saw after the talk filters (``None`` when talk is off)."""
+    notes: str | None
+    fallback: bool
+    """Rule 11: the bayes baseline moved for the seat."""
+
+
+@attrs.frozen
+class ChallengeMade(Event):
+    """A challenge resolved (rule 6); ``forced`` when the bid cap made it (rule 8)."""
+
+    TYPE: ClassVar[str] = "challenge"
+    deal: int
+    slot: int
+    bidder: int
+    quantity: int
+    face: int
+    actual: int
+    forced: bool
+    fallback: bool
+    winner: int
+    loser: int
+    say: str | None
+    published: str | None
+    notes: str | None
+
+
+@attrs.frozen
+class EpisodeSettled(Event):
+    """Last line of play: how the episode ended and the scores, indexed by slot."""
+
+    TYPE: ClassVar[str] = "result"
+    status: str
+    deals_played: int
+    points: tuple[int, ...] = attrs.field(converter=_tuple)
+    score: tuple[float, ...] = attrs.field(converter=_tuple)
+
+
+EVENT_TYPES: dict[str, type[Event]] = {
+    cls.TYPE: cls
+    for cls in (
+        EpisodeStarted,
+        DealStarted,
+        Rejected,
+        Fault,
+        Usage,
+        BidMade,
+        ChallengeMade,
+        EpisodeSettled,
+    )
+}
+
+
+def from_record(record: dict[str, Any]) -> Event:
+    """The event a JSON record describes; ``ValueError`` when it describes none."""
+    cls = EVENT_TYPES.get(record.get("type"))
+    if cls is None:
+        raise ValueError(f"unknown event type {record.get('type')!r}")
+    by_key = {key: attr for attr, key in _keys(cls)}
+    fields = {by_key[k]: v for k, v in record.items() if k in by_key}
+    missing = set(by_key.values()) - set(fields) - _defaulted(cls)
+    unknown = set(record) - set(by_key) - {"type"}
+    if missing or unknown:
+        raise ValueError(f"{cls.TYPE} event: missing {sorted(missing)}, unknown {sorted(unknown)}")
+    return cls(**fields)
+
+
+def to_line(event: Event) -> str:
+    """The event as one compact JSON line (no trailing newline)."""
+    return json.dumps(event.to_record(), separators=(",", ":"), ensure_ascii=False, default=_plain)
+
+
+def _plain(value: Any) -> Any:
+    if attrs.has(type(value)):
+        return attrs.asdict(value)
+    raise TypeError(f"not JSON-able: {type(value).__name__}")
+
+
+@cache
+def _keys(cls: type) -> tuple[tuple[str, str], ...]:
+    return tuple((f.name, _camel(f.name)) for f in attrs.fields(cls))
+
+
+@cache
+def _defaulted(cls: type) -> frozenset[str]:
+    return frozenset(f.name for f in attrs.fields(cls) if f.default is not attrs.NOTHING)
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)

@@ -1,0 +1,56 @@
+"""Every hook a plugin can implement.
+
+Each hook is a registration hook: it receives a ``register`` callback and
+calls it once per thing the plugin provides. The host collects what was
+registered into a :class:`arena.registry.Registry`, where a name registered
+twice is an error that names both sources.
+"""
+
+import pluggy
+
+hookspec = pluggy.HookspecMarker("arena")
+hookimpl = pluggy.HookimplMarker("arena")
+
+
+# --- game content -------------------------------------------------------------
+
+
+@hookspec
+def register_modes(register):
+    """Register game modes: ``register(mode)`` with an :class:`arena.modes.Mode`."""
+
+
+# --- seats ----------------------------------------------------------------------
+
+
+@hookspec
+def register_seats(register):
+    """Register seat policies: ``register(name, factory, description=..., stochastic=...)``.
+
+    ``factory(context)`` receives an :class:`arena.seats.SeatContext` and returns an
+    object with ``decide(view) -> reply``.
+    """
+
+
+# --- table talk -------------------------------------------------------------
+
+
+@hookspec
+def register_talk_filters(register):
+    """Register talk filters: ``register(name, filter, order=...)``.
+
+    ``filter(text, speaker)`` returns the text to publish (or ``None`` to drop it).
+    Filters run in ascending ``order``, then by name.
+    """
+
+
+# --- audit ------------------------------------------------------------------
+
+
+@hookspec
+def register_audit_reporters(register):
+    """Register audit reporters: ``register(name, reporter)``.
+
+    ``reporter(records)`` receives the finished event log (a list of JSON objects,
+    full information) and returns a JSON-able section stored under ``name``.
+    """

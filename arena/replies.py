@@ -1,0 +1,114 @@
+"""Rule 11's first half: turn whatever a seat replied into one legal action, or a reason.
+
+Accepted forms: a :class:`Bid` or :class:`Challenge`; a mapping
+``{"action": "bid"|"challenge", "quantity", "face", "say", "notes"}``; or text
+holding such a JSON object, ``bid Q F``, ``QxF`` or ``challenge``/``liar``.
+Anything else is rejected with a reason the seat is shown on its second try.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from arena.actions import Action, Bid, Challenge
+from arena.rules import StandingBid, TableRules
+
+MAX_LOGGED_REPLY = 4000
+
+_BID_TEXT = re.compile(r"^\s*(?:bid\s+)?(\d+)\s*(?:x|\*|×|\s)\s*(\d+)\s*[.!]?\s*$", re.IGNORECASE)
+_CHALLENGE_TEXT = re.compile(r"^\s*(?:challenge|liar|call)\s*[.!]?\s*$", re.IGNORECASE)
+
+
+class IllegalReply(ValueError):
+    """The reply does not yield exactly one legal action; ``str(e)`` is the reason."""
+
+
+def parse_action(reply: Any) -> Action:
+    """The action a reply names, checked for shape only (not legality)."""
+    if isinstance(reply, (Bid, Challenge)):
+        return reply
+    if isinstance(reply, str):
+        return _parse_text(reply)
+    if isinstance(reply, Mapping):
+        return _parse_mapping(reply)
+    raise IllegalReply(f"unparseable reply of type {type(reply).__name__}")
+
+
+def check_legal(
+    action: Action, rules: TableRules, standing: StandingBid | None, bids_made: int
+) -> Action:
+    """Rules 3, 4, 6 and 8 applied to a parsed action; returns it or raises."""
+    if isinstance(action, Challenge):
+        if standing is None:
+            raise IllegalReply("challenge with no standing bid: the opening seat must bid")
+        return action
+    if rules.cap_reached(bids_made):
+        raise IllegalReply(f"the bid cap of {rules.max_bids} bids is reached: only challenge")
+    error = rules.bid_error(action.quantity, action.face, standing)
+    if error:
+        raise IllegalReply(error)
+    return action
+
+
+def loggable(reply: Any) -> Any:
+    """A JSON-able, size-bounded copy of a reply for the ``rejected`` event."""
+    if isinstance(reply, (Bid, Challenge)):
+        return {"action": "bid" if isinstance(reply, Bid) else "challenge", **attrs.asdict(reply)}
+    if isinstance(reply, str):
+        return reply[:MAX_LOGGED_REPLY]
+    try:
+        text = json.dumps(reply, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return repr(reply)[:MAX_LOGGED_REPLY]
+    return reply if len(text) <= MAX_LOGGED_REPLY else text[:MAX_LOGGED_REPLY]
+
+
+def _parse_text(text: str) -> Action:
+    stripped = text.strip()
+    if stripped.startswith("{"):
+        try:
+            return _parse_mapping(json.loads(stripped))
+        except json.JSONDecodeError as exc:
+            raise IllegalReply(f"unparseable JSON reply: {exc.msg}") from None
+    if _CHALLENGE_TEXT.match(stripped):
+        return Challenge()
+    match = _BID_TEXT.match(stripped)
+    if match:
+        return Bid(quantity=int(match[1]), face=int(match[2]))
+    raise IllegalReply(f"unparseable reply {stripped[:80]!r}: expected 'bid Q F' or 'challenge'")
+
+
+def _parse_mapping(reply: Any) -> Action:
+    if not isinstance(reply, Mapping):
+        raise IllegalReply("unparseable reply: expected a JSON object")
+    say = _optional_text(reply, "say")
+    notes = _optional_text(reply, "notes")
+    kind = reply.get("action")
+    if kind == "challenge":
+        return Challenge(say=say, notes=notes)
+    if kind == "bid":
+        return Bid(_integer(reply, "quantity"), _integer(reply, "face"), say=say, notes=notes)
+    raise IllegalReply(f"unknown action {kind!r}: expected 'bid' or 'challenge'")
+
+
+def _integer(reply: Mapping, key: str) -> int:
+    value = reply.get(key)
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise IllegalReply(f"{key} must be an integer, got {value!r}")
+    if isinstance(value, str):
+        if not value.strip().isdigit():
+            raise IllegalReply(f"{key} must be an integer, got {value!r}")
+        value = int(value)
+    return value
+
+
+def _optional_text(reply: Mapping, key: str) -> str | None:
+    value = reply.get(key)
+    if value is None or isinstance(value, str):
+        return value
+    raise IllegalReply(f"{key} must be text, got {type(value).__name__}")

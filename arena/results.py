@@ -1,0 +1,100 @@
+"""An episode's results: the rulebook's scores plus what each seat's decisions cost.
+
+``Results.to_json()`` is the ``--json`` output and is deterministic: the same
+seed and decisions give the same bytes (no timings, no paths).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+USAGE_FIELDS = ("inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens")
+
+
+@attrs.frozen
+class SeatResult:
+    """One slot's line in the results."""
+
+    slot: int
+    policy: str
+    points: int
+    score: float
+    decisions: int
+    """Turns the seat was asked (forced challenges are not asked)."""
+    rejected: int
+    """Replies rejected under rule 11."""
+    fallbacks: int
+    """Moves the bayes baseline made for the seat under rule 11."""
+    faults: int
+    """Decisions the seat could not answer at all (e.g. its API stayed down)."""
+    stand_in: str | None = None
+    """Why another policy played this seat throughout (e.g. no API key), if it did."""
+    usage: dict[str, int] | None = None
+    """Token totals the seat's model calls reported, if it made any."""
+
+    def to_json(self) -> dict[str, Any]:
+        data = {
+            "slot": self.slot,
+            "policy": self.policy,
+            "points": self.points,
+            "score": self.score,
+            "decisions": self.decisions,
+            "rejected": self.rejected,
+            "fallbacks": self.fallbacks,
+            "faults": self.faults,
+            "standIn": self.stand_in,
+        }
+        if self.usage is not None:
+            data["usage"] = self.usage
+        return data
+
+
+@attrs.frozen
+class Results:
+    seed: int
+    mode: str
+    status: str
+    """``complete``, or ``deadline`` when the clock settled the episode (rule 9)."""
+    deals_played: int
+    seats: tuple[SeatResult, ...]
+    audit: dict[str, Any] | None = None
+    """Diagnostics from the audit reporters; never part of any score."""
+
+    @property
+    def points(self) -> list[int]:
+        return [s.points for s in self.seats]
+
+    @property
+    def score(self) -> list[float]:
+        return [s.score for s in self.seats]
+
+    def to_json(self) -> dict[str, Any]:
+        data = {
+            "seed": self.seed,
+            "mode": self.mode,
+            "status": self.status,
+            "dealsPlayed": self.deals_played,
+            "points": self.points,
+            "score": self.score,
+            "seats": [s.to_json() for s in self.seats],
+        }
+        if self.audit is not None:
+            data["audit"] = self.audit
+        return data
+
+
+def usage_by_slot(records: list[dict[str, Any]], seats: int) -> list[dict[str, int] | None]:
+    """Per-slot token totals from the log's ``usage`` events (``None`` for seats with none)."""
+    totals: list[dict[str, int] | None] = [None] * seats
+    for record in records:
+        if record["type"] != "usage":
+            continue
+        slot = record["slot"]
+        if totals[slot] is None:
+            totals[slot] = dict.fromkeys(USAGE_FIELDS, 0) | {"calls": 0}
+        totals[slot]["calls"] += 1
+        for key in USAGE_FIELDS:
+            totals[slot][key] += record[key]
+    return totals

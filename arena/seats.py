@@ -1,0 +1,72 @@
+"""The seat contract: how a policy is built and what it answers.
+
+A seat plugin registers a factory; the factory gets a :class:`SeatContext`
+(its slot, its own seeded generator, the table rules and the argument of its
+``--seat name:arg`` spec) and returns an object with ``decide(view)``. The
+reply may be an :class:`arena.actions.Bid`/``Challenge``, a JSON-like mapping
+or text; the engine parses it and applies rule 11 to anything else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+import attrs
+import numpy as np
+
+from arena.actions import Action
+from arena.rules import TableRules
+from arena.view import SeatView
+
+
+class Seat(Protocol):
+    def decide(self, view: SeatView) -> Action | Reply | Mapping[str, Any] | str: ...
+
+
+class SeatUnavailable(Exception):
+    """The seat could not answer at all (its service stayed down past the retry bound).
+
+    Not an illegal move: the engine logs a ``fault`` and applies rule 11's fallback
+    at once, without the retry-with-reason step.
+    """
+
+
+@attrs.frozen
+class Reply:
+    """A reply plus the token accounting the model call reported."""
+
+    content: Any
+    usage: Mapping[str, int] | None = None
+
+
+@attrs.frozen
+class SeatContext:
+    """What a seat factory is given to build one seat."""
+
+    slot: int
+    seed: int
+    rules: TableRules
+    rng: np.random.Generator = attrs.field(eq=False)
+    """The seat's own stream, derived from (seed, slot)."""
+    arg: str | None = None
+    """The part after ``name:`` in the seat spec (e.g. a policy prompt path)."""
+    talk: bool = False
+
+
+@attrs.frozen
+class SeatSpec:
+    """A parsed ``--seat`` value: ``name`` or ``name:arg``."""
+
+    name: str
+    arg: str | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> SeatSpec:
+        name, sep, arg = text.strip().partition(":")
+        if not name:
+            raise ValueError(f"empty seat name in {text!r}")
+        return cls(name=name, arg=arg if sep else None)
+
+    def __str__(self) -> str:
+        return self.name if self.arg is None else f"{self.name}:{self.arg}"

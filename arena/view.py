@@ -1,0 +1,103 @@
+"""What one seat may know at its turn, and nothing else.
+
+The engine builds a :class:`SeatView` for the acting seat from public facts
+plus that seat's own hand and notes; a seat never receives the engine's state.
+Private notes and raw (unfiltered) talk live only in the server-side log.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import attrs
+
+from arena.rules import StandingBid
+
+
+@attrs.frozen
+class PublicBid:
+    """A bid as every seat saw it."""
+
+    slot: int
+    quantity: int
+    face: int
+
+
+@attrs.frozen
+class TalkLine:
+    """Published table talk: who said it and what the filters let through."""
+
+    slot: int
+    text: str
+
+
+@attrs.frozen
+class PastDeal:
+    """A finished deal, fully revealed (rule 6 reveals every hand)."""
+
+    deal: int
+    opener: int
+    bids: tuple[PublicBid, ...]
+    challenger: int
+    forced: bool
+    actual: int
+    hands: tuple[tuple[int, ...], ...]
+    winner: int
+    loser: int
+
+
+@attrs.frozen
+class LegalActions:
+    """The action space right now."""
+
+    can_challenge: bool
+    """False on an opening turn (rule 3)."""
+    min_bid: tuple[int, int] | None
+    """The lowest legal (quantity, face), or ``None`` when no bid is legal."""
+    max_quantity: int
+
+
+@attrs.frozen
+class SeatView:
+    """Everything the acting seat is shown for one decision."""
+
+    slot: int
+    deal: int
+    mode: str
+    symbols: tuple[int, ...]
+    hand_size: int
+    seats: int
+    table_order: tuple[int, ...]
+    opener: int
+    max_bids: int
+    hand: tuple[int, ...]
+    """This seat's own hidden hand; nobody else's."""
+    bids: tuple[PublicBid, ...]
+    """This deal's bids so far, in order."""
+    talk: tuple[TalkLine, ...]
+    """This deal's published talk (empty when talk is off; never carried across deals)."""
+    history: tuple[PastDeal, ...]
+    """Every previous deal of the episode, in full."""
+    notes: str | None
+    """This seat's private notes, as last written (possibly truncated)."""
+    notes_truncated: bool
+    legal: LegalActions
+    talk_enabled: bool
+    retry_reason: str | None = None
+    """On rule 11's second ask: why the first reply was rejected."""
+
+    @property
+    def standing(self) -> StandingBid | None:
+        if not self.bids:
+            return None
+        last = self.bids[-1]
+        return StandingBid(slot=last.slot, quantity=last.quantity, face=last.face)
+
+    @property
+    def unseen(self) -> int:
+        """Symbols in the other seats' hands."""
+        return (self.seats - 1) * self.hand_size
+
+    @property
+    def p(self) -> Fraction:
+        return Fraction(1, len(self.symbols))
