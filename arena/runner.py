@@ -12,7 +12,6 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import attrs
-from arena_plugins.scripted import bayes as bayes_baseline
 
 from arena import seeding
 from arena.engine import Engine, EpisodeConfig
@@ -21,6 +20,7 @@ from arena.plugins import PluginHost, Registry
 from arena.results import Results, SeatResult, usage_by_slot
 from arena.rules import DEFAULT_MAX_BIDS, TableRules
 from arena.seats import SeatContext, SeatSpec
+from arena_plugins.scripted import bayes as bayes_baseline
 
 DEFAULT_SCRIPTED = "bayes"
 DEFAULT_SEATS = 4
