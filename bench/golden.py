@@ -1,0 +1,230 @@
+"""Byte-identity guard for hot-path work: capture a grid of episodes once, then check against it.
+
+An optimisation of the engine, the log or the baselines must not change a single
+byte of any event log or results document, nor anything a seat is shown. This
+plays a fixed grid (both modes, 2/4/8 seats, several seat mixes, seeds, talk on
+and off, bid caps 3 and 12) and stores, per episode, the event log file, the
+results JSON and a digest of every :class:`~arena.view.SeatView` the seats saw.
+
+The grid includes ``chaos``, a seat defined here that walks every rule-11 path
+(garbage, illegal raises, crashes, faults, token usage, talk and oversized
+notes), and two talk filters (one drops lines, one crashes), so the rarely-used
+branches are held to the same bytes as the hot ones.
+
+    python bench/golden.py capture /tmp/golden     # before changing anything
+    python bench/golden.py check /tmp/golden       # after each change
+
+The captured files are a working tool, not test data: do not commit them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import itertools
+import json
+import logging
+import sys
+import tempfile
+from fractions import Fraction
+from pathlib import Path
+
+import attrs
+import structlog
+
+from arena import hookimpl
+from arena.actions import Bid, Challenge
+from arena.plugins import PluginHost, load
+from arena.runner import EpisodeRequest, run_episode
+from arena.seats import Reply, SeatContext, SeatSpec, SeatUnavailable
+from arena.view import SeatView
+
+MODES = ("dice", "poker")
+TABLE_SIZES = (2, 4, 8)
+MIXES = ("bayes", "bayes,pressure", "random,bayes,pressure", "chaos,random,pressure,bayes")
+SEEDS = (0, 1, 2024)
+TALK = (False, True)
+CAPS = (3, 12)
+DEALS = 30
+
+
+class ChaosSeat:
+    """Every kind of reply rule 11 must survive, chosen by the seat's own seeded stream."""
+
+    def __init__(self, context: SeatContext):
+        self.rng = context.rng
+
+    def decide(self, view: SeatView):
+        roll = int(self.rng.integers(12))
+        low = view.legal.min_bid
+        quantity, face = low if low else (1, view.symbols[0])
+        replies = {
+            0: lambda: "uh, pass?",
+            1: lambda: Challenge(say="liar!", notes="called it"),
+            2: lambda: {"action": "bid", "quantity": quantity, "face": face, "say": "drop this"},
+            3: lambda: f"bid {quantity} {face}",
+            4: lambda: {
+                "action": "bid",
+                "quantity": str(quantity),
+                "face": face,
+                "notes": "x" * 5000,
+            },
+            5: lambda: Bid(max(quantity - 1, 1), face, say="boom"),
+            6: lambda: Reply(f"{quantity}x{face}", usage={"input_tokens": 17, "output_tokens": 4}),
+            7: lambda: Reply({"action": "challenge", "say": "no way"}, usage={"output_tokens": 2}),
+        }
+        if roll == 8:
+            raise RuntimeError("chaos seat crashed")
+        if roll == 9:
+            raise SeatUnavailable("chaos seat is down")
+        if roll in replies:
+            return replies[roll]()
+        if view.standing is not None and roll == 10:
+            return Challenge(say=f"deal {view.deal}: I doubt it", notes=f"seen {len(view.bids)}")
+        return Bid(quantity, face, say=f"{quantity} {face}s, honest", notes=view.notes)
+
+
+class GridPlugins:
+    """The chaos seat and two talk filters, registered like any third-party plugin."""
+
+    @hookimpl
+    def register_seats(self, register):
+        register("chaos", ChaosSeat, description="Exercises rule 11.", stochastic=True)
+
+    @hookimpl
+    def register_talk_filters(self, register):
+        register("shout", lambda text, slot: f"s{slot}: {text.upper()}", order=10)
+        register("gate", _gate, order=20)
+
+
+def _gate(text: str, slot: int) -> str | None:
+    if "BOOM" in text:
+        raise ValueError("gate filter crashed")
+    return None if "DROP" in text else text
+
+
+class ViewDigest:
+    """A running hash of every view shown, as plain data (fields and derived properties)."""
+
+    def __init__(self):
+        self.hash = hashlib.sha256()
+
+    def add(self, view: SeatView) -> None:
+        data = attrs.asdict(view) | {
+            "standing": view.standing and attrs.asdict(view.standing),
+            "unseen": view.unseen,
+            "p": str(view.p),
+        }
+        self.hash.update(json.dumps(data, sort_keys=True, default=_plain).encode() + b"\n")
+
+
+def _plain(value):
+    if isinstance(value, Fraction):
+        return str(value)
+    raise TypeError(type(value).__name__)
+
+
+class _Recording:
+    def __init__(self, seat, digest: ViewDigest):
+        self.seat = seat
+        self.digest = digest
+        self.stand_in = getattr(seat, "stand_in", None)
+
+    def decide(self, view: SeatView):
+        self.digest.add(view)
+        return self.seat.decide(view)
+
+
+def grid_host() -> tuple[PluginHost, dict[str, ViewDigest]]:
+    """Installed plugins plus the grid's own, with every seat recording its views."""
+    host = load()
+    host.add(GridPlugins(), "golden-grid")
+    current = {"digest": ViewDigest()}
+    for name, seat_type in list(host.registry.seats.items()):
+
+        def factory(context, _make=seat_type.factory):
+            return _Recording(_make(context), current["digest"])
+
+        host.registry.seats[name] = attrs.evolve(seat_type, factory=factory)
+    return host, current
+
+
+def episodes():
+    for mode, seats, mix, seed, talk, cap in itertools.product(
+        MODES, TABLE_SIZES, MIXES, SEEDS, TALK, CAPS
+    ):
+        names = itertools.islice(itertools.cycle(mix.split(",")), seats)
+        name = f"{mode}-{seats}-{mix.replace(',', '+')}-seed{seed}-talk{int(talk)}-cap{cap}"
+        request = EpisodeRequest(
+            mode=mode,
+            seed=seed,
+            deals=DEALS,
+            seats=seats,
+            seat_specs=tuple(SeatSpec.parse(n) for n in names),
+            max_bids=cap,
+            talk=talk,
+        )
+        yield name, request
+
+
+def play_grid(directory: Path) -> int:
+    """Play every grid episode into ``directory``; returns how many."""
+    directory.mkdir(parents=True, exist_ok=True)
+    host, current = grid_host()
+    count = 0
+    for name, request in episodes():
+        current["digest"] = ViewDigest()
+        results, _records = run_episode(
+            host, request, log_path=directory / f"{name}.jsonl", environ={}
+        )
+        document = {"results": results.to_json(), "views": current["digest"].hash.hexdigest()}
+        (directory / f"{name}.json").write_text(json.dumps(document, indent=1) + "\n")
+        count += 1
+    return count
+
+
+def compare(expected: Path, actual: Path) -> list[str]:
+    problems = []
+    for want in sorted(expected.iterdir()):
+        got = actual / want.name
+        if not got.exists():
+            problems.append(f"{want.name}: missing")
+        elif got.read_bytes() != want.read_bytes():
+            problems.append(f"{want.name}: {_first_difference(want, got)}")
+    return problems
+
+
+def _first_difference(want: Path, got: Path) -> str:
+    old, new = want.read_text().splitlines(), got.read_text().splitlines()
+    for number, (a, b) in enumerate(zip(old, new, strict=False), start=1):
+        if a != b:
+            return f"line {number} differs:\n  - {a[:200]}\n  + {b[:200]}"
+    return f"{len(old)} lines expected, {len(new)} written"
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("command", choices=("capture", "check"))
+    parser.add_argument("directory", type=Path)
+    args = parser.parse_args(argv)
+    # The crashing talk filter is logged as a warning each time; that is expected here.
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.ERROR))
+    if args.command == "capture":
+        count = play_grid(args.directory)
+        print(f"captured {count} episodes in {args.directory}")
+        return 0
+    with tempfile.TemporaryDirectory() as scratch:
+        count = play_grid(Path(scratch))
+        problems = compare(args.directory, Path(scratch))
+    for problem in problems[:10]:
+        print(problem)
+    print(
+        f"{count} episodes, {len(problems)} files differ"
+        if problems
+        else f"{count} episodes identical"
+    )
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
