@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 
@@ -117,6 +118,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("arena: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # e.g. `arena play --json | head`: the reader left, not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 def _play(args: argparse.Namespace, host: PluginHost) -> int:

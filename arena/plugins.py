@@ -57,6 +57,10 @@ class PluginInfo:
 
     @property
     def trust(self) -> str:
+        """``first-party``; ``local`` (registered by hand, in-process); or ``third-party``,
+        whose seats run sandboxed (:mod:`arena.sandbox`)."""
+        if self.distribution is None:
+            return "local"
         return "first-party" if self.distribution == FIRST_PARTY_DISTRIBUTION else "third-party"
 
 
@@ -125,6 +129,13 @@ class PluginHost:
             self._drop(plugin, name)
             return self._record(PluginInfo(name, distribution, version, broken=_one_line(exc)))
         return self._record(PluginInfo(name, distribution, version, hooks=hooks))
+
+    def trust(self, plugin_name: str) -> str:
+        """The trust level of the plugin registered under ``plugin_name``."""
+        for info in self.plugins:
+            if info.name == plugin_name:
+                return info.trust
+        return "local"
 
     def _collect(self, name: str) -> tuple[str, ...]:
         found = []

@@ -55,10 +55,15 @@ def check_legal(
     return action
 
 
+def action_record(action: Action) -> dict[str, Any]:
+    """An action in the mapping form a seat may reply with (inverse of ``parse_action``)."""
+    return {"action": "bid" if isinstance(action, Bid) else "challenge", **attrs.asdict(action)}
+
+
 def loggable(reply: Any) -> Any:
     """A JSON-able, size-bounded copy of a reply for the ``rejected`` event."""
     if isinstance(reply, (Bid, Challenge)):
-        return {"action": "bid" if isinstance(reply, Bid) else "challenge", **attrs.asdict(reply)}
+        return action_record(reply)
     if isinstance(reply, str):
         return reply[:MAX_LOGGED_REPLY]
     try:

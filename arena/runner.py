@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import attrs
+import structlog
 
 from arena import seeding
 from arena.engine import Engine, EpisodeConfig
@@ -19,8 +20,11 @@ from arena.eventlog import EventLog
 from arena.plugins import PluginHost, Registry
 from arena.results import Results, SeatResult, usage_by_slot
 from arena.rules import DEFAULT_MAX_BIDS, TableRules
+from arena.sandbox import SandboxedSeat, SandboxPolicy
 from arena.seats import SeatContext, SeatSpec
 from arena_plugins.scripted import bayes as bayes_baseline
+
+log = structlog.get_logger(__name__)
 
 DEFAULT_SCRIPTED = "bayes"
 DEFAULT_SEATS = 4
@@ -64,19 +68,23 @@ def run_episode(
 ) -> tuple[Results, list[dict]]:
     """Play one episode; returns the results and the full event log's records."""
     registry = host.registry
-    config = _config(registry, request)
+    config = build_config(registry, request)
     specs = table_specs(request, environ)
-    seats = [_build_seat(registry, config, slot, spec) for slot, spec in enumerate(specs)]
     fallbacks = [_fallback_seat(config, slot) for slot in range(config.rules.seats)]
     filters = [f.apply for f in registry.ordered_talk_filters()]
+    seats = []
     try:
-        event_log = EventLog(log_path)
-    except OSError as exc:
-        raise SetupError(f"cannot write event log {log_path}: {exc.strerror or exc}") from None
-    with event_log:
-        engine = Engine(config, seats, [str(s) for s in specs], fallbacks, event_log.emit, filters)
-        outcome = engine.play()
-        records = event_log.records()
+        for slot, spec in enumerate(specs):
+            seats.append(_table_seat(host, config, slot, spec, environ))
+        with _open_log(log_path) as event_log:
+            policies = [str(spec) for spec in specs]
+            engine = Engine(config, seats, policies, fallbacks, event_log.emit, filters)
+            outcome = engine.play()
+            records = event_log.records()
+    finally:
+        for seat in seats:
+            if hasattr(seat, "close"):
+                seat.close()
     usage = usage_by_slot(records, config.rules.seats)
     seat_results = tuple(
         SeatResult(
@@ -99,7 +107,7 @@ def run_episode(
     return results, records
 
 
-def _config(registry: Registry, request: EpisodeRequest) -> EpisodeConfig:
+def build_config(registry: Registry, request: EpisodeRequest) -> EpisodeConfig:
     mode = registry.mode(request.mode)
     try:
         rules = TableRules(mode=mode, seats=request.seats, max_bids=request.max_bids)
@@ -114,7 +122,8 @@ def _config(registry: Registry, request: EpisodeRequest) -> EpisodeConfig:
         raise SetupError(str(exc)) from None
 
 
-def _build_seat(registry: Registry, config: EpisodeConfig, slot: int, spec: SeatSpec):
+def build_seat(registry: Registry, config: EpisodeConfig, slot: int, spec: SeatSpec):
+    """The seat's policy object, built in this process by its plugin's factory."""
     seat_type = registry.seat(spec.name)
     context = SeatContext(
         slot=slot,
@@ -128,6 +137,43 @@ def _build_seat(registry: Registry, config: EpisodeConfig, slot: int, spec: Seat
         return seat_type.factory(context)
     except Exception as exc:  # a seat that cannot be built is a setup error, with its reason
         raise SetupError(f"seat {slot} ({spec}): {exc}") from None
+
+
+def _table_seat(
+    host: PluginHost, config: EpisodeConfig, slot: int, spec: SeatSpec, environ: Mapping[str, str]
+):
+    """A seat as it will sit at the table: third-party policies go into the sandbox."""
+    source = host.registry.seat(spec.name).source
+    if host.trust(source) != "third-party":
+        return build_seat(host.registry, config, slot, spec)
+    try:
+        policy = SandboxPolicy.from_environ(environ)
+    except ValueError as exc:
+        raise SetupError(str(exc)) from None
+    if policy.mode == "off":
+        return build_seat(host.registry, config, slot, spec)
+    if policy.mode == "process":
+        log.warning("bubblewrap not found: third-party seat runs in a plain subprocess", slot=slot)
+    setup = {
+        "mode": config.rules.mode.name,
+        "seed": config.seed,
+        "seats": config.rules.seats,
+        "maxBids": config.rules.max_bids,
+        "talk": config.talk,
+        "slot": slot,
+        "spec": str(spec),
+    }
+    try:
+        return SandboxedSeat(setup, policy)
+    except Exception as exc:  # the plugin could not even start: the user's table is wrong
+        raise SetupError(f"seat {slot} ({spec}): {exc}") from None
+
+
+def _open_log(log_path: str | Path | None) -> EventLog:
+    try:
+        return EventLog(log_path)
+    except OSError as exc:
+        raise SetupError(f"cannot write event log {log_path}: {exc.strerror or exc}") from None
 
 
 def _fallback_seat(config: EpisodeConfig, slot: int):

@@ -1,0 +1,176 @@
+"""Third-party seats run sandboxed: no shared memory, no keys, no network, bounded time.
+
+The hostile seat in tests/sandbox_plugin is a real distribution (a dist-info
+with an ``arena`` entry point) put on PYTHONPATH of a real ``arena`` process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from arena.engine import Engine, EpisodeConfig
+from arena.rules import TableRules
+from arena.sandbox import view_from_json, view_to_json
+from arena_plugins.dice import DICE
+
+PLUGIN_DIR = Path(__file__).parent / "sandbox_plugin"
+ARENA = [sys.executable, "-m", "arena.cli"]
+needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed")
+
+
+def run_arena(tmp_path, *args, sandbox="auto", extra_env=None, timeout=120):
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(PLUGIN_DIR),
+        "ARENA_SANDBOX": sandbox,
+        "ARENA_SANDBOX_TIMEOUT": "2",
+        "ANTHROPIC_API_KEY": "sk-secret-for-the-test",
+        **(extra_env or {}),
+    }
+    log = tmp_path / "log.jsonl"
+    proc = subprocess.run(
+        [*ARENA, "play", "--log", str(log), "--json", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    records = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+    return proc, records
+
+
+def snoop_notes(records):
+    return [r["notes"] for r in records if r["type"] in ("bid", "challenge") and r["notes"]]
+
+
+@pytest.fixture
+def listener():
+    """A loopback server the hostile seat tries to reach; counts connections."""
+    server = socket.create_server(("127.0.0.1", 0))
+    server.settimeout(0.2)
+    accepted = []
+    stop = threading.Event()
+
+    def accept():
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except TimeoutError:
+                continue
+            accepted.append(conn)
+            conn.close()
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield server.getsockname()[1], accepted
+    finally:
+        stop.set()
+        thread.join()
+        server.close()
+
+
+@needs_bwrap
+def test_bwrap_sandbox_hides_keys_and_network(tmp_path, listener):
+    port, accepted = listener
+    proc, records = run_arena(
+        tmp_path, "--deals", "3", "--seat", "snoop", sandbox="bwrap", extra_env={"SNOOP_PORT": str(port)}
+    )
+    assert proc.returncode == 0, proc.stderr
+    notes = snoop_notes(records)
+    assert notes, "the seat should have acted at least once"
+    assert all("key=None" in n and "net=blocked" in n for n in notes), notes
+    assert accepted == []
+
+
+def test_process_sandbox_scrubs_the_api_key(tmp_path):
+    proc, records = run_arena(tmp_path, "--deals", "2", "--seat", "snoop", sandbox="process")
+    assert proc.returncode == 0, proc.stderr
+    notes = snoop_notes(records)
+    assert notes and all("key=None" in n for n in notes)
+    assert all(f"pid={os.getpid()}" not in n for n in notes)
+
+
+def test_sandbox_off_runs_in_process_with_the_environment(tmp_path):
+    # Control for the two tests above: without the sandbox the same seat does see the key.
+    proc, records = run_arena(tmp_path, "--deals", "2", "--seat", "snoop", sandbox="off")
+    assert proc.returncode == 0, proc.stderr
+    assert any("key=sk-secret-for-the-test" in n for n in snoop_notes(records))
+
+
+def test_a_hanging_seat_is_killed_and_the_table_goes_on(tmp_path):
+    proc, records = run_arena(tmp_path, "--deals", "4", "--seat", "snoop:hang", sandbox="process")
+    assert proc.returncode == 0, proc.stderr
+    faults = [r for r in records if r["type"] == "fault"]
+    assert faults and all(r["slot"] == 0 for r in faults)
+    assert "no reply within 2s" in faults[0]["reason"]
+    assert records[-1]["type"] == "result" and records[-1]["dealsPlayed"] == 4
+    # Every turn of slot 0 from the hang on is a fallback move, not a rejection.
+    later = [r for r in records if r["type"] in ("bid", "challenge") and r["slot"] == 0 and r["deal"] >= 1]
+    assert later and all(r["fallback"] or r.get("forced") for r in later)
+    assert not [r for r in records if r["type"] == "rejected"]
+
+
+def test_a_crashing_seat_goes_down_rule_11(tmp_path):
+    proc, records = run_arena(tmp_path, "--deals", "2", "--seat", "snoop:crash", sandbox="process")
+    assert proc.returncode == 0, proc.stderr
+    rejected = [r for r in records if r["type"] == "rejected"]
+    assert rejected and all("snoop crashed on purpose" in r["reason"] for r in rejected)
+    # Two rejections per asked turn, then the fallback moves (rule 11).
+    moves = [r for r in records if r["type"] in ("bid", "challenge") and r["slot"] == 0]
+    asked = [m for m in moves if not m.get("forced")]
+    assert len(rejected) == 2 * len(asked)
+    assert all(m["fallback"] for m in asked)
+
+
+def test_a_bad_sandbox_setting_is_one_line(tmp_path):
+    proc, _ = run_arena(tmp_path, "--seat", "snoop", sandbox="sideways")
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        "arena: error: ARENA_SANDBOX must be auto, bwrap, process or off, not 'sideways'"
+    ]
+
+
+def test_plugins_lists_the_snoop_as_third_party(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(PLUGIN_DIR)}
+    out = subprocess.run([*ARENA, "plugins", "--json"], env=env, capture_output=True, text=True)
+    rows = {row["name"]: row for row in json.loads(out.stdout)}
+    assert rows["snoop"]["trust"] == "third-party"
+    assert rows["snoop"]["distribution"] == "arena-snoop"
+    assert rows["dice"]["trust"] == "first-party"
+
+
+class _Recorder:
+    def __init__(self):
+        self.views = []
+
+    def decide(self, view):
+        self.views.append(view)
+        return {"action": "challenge"} if view.bids else {"action": "bid", "quantity": 1, "face": 2}
+
+
+def test_a_view_survives_the_trip_to_the_worker():
+    # Views with bids, talk, history and notes; every one must round-trip exactly.
+    rules = TableRules(mode=DICE, seats=3)
+    recorders = [_Recorder() for _ in range(3)]
+    engine = Engine(
+        EpisodeConfig(rules=rules, seed=5, deals=4, talk=True),
+        recorders,
+        ["r"] * 3,
+        recorders,
+        lambda event: None,
+    )
+    engine.play()
+    views = [view for r in recorders for view in r.views]
+    assert any(v.history for v in views) and any(v.bids for v in views)
+    for view in views:
+        assert view_from_json(json.loads(json.dumps(view_to_json(view)))) == view
