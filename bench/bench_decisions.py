@@ -1,0 +1,211 @@
+"""Decisions per second: the arena's full episodes against a bare pure-Python floor.
+
+Every arena figure is a full episode through :func:`arena.runner.run_episode`
+with the event log written to a real file: seat building, dealing, views, the
+seats' decisions, rule checks, every JSON line and the parse-back of the log.
+
+A decision is one ``bid`` or ``challenge`` line of the log: every seat decision
+the engine asked for plus every challenge the bid cap forced (rule 8).
+
+The floor is the same game with no arena around it: ``random.Random`` deals the
+hands, each decision is uniform over the legal actions by index arithmetic, the
+cap forces a challenge and the challenge is counted and scored. ``floor+log``
+also writes one compact JSON line per deal and per decision, with the same keys
+as the arena's lines, to a file. The ratios are measured in the same run, so
+they hold across machines better than the raw figures do.
+
+Targets (issue 2): bayes/pressure at 100,000 decisions/s or more, and the
+arena's random seats at no less than a third of the bare floor (no log).
+
+    python bench/bench_decisions.py                  # default: 4 seats, 5 x 400 deals, best of 3
+    python bench/bench_decisions.py --deals 100 --repeat 1
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from arena.plugins import load
+from arena.runner import EpisodeRequest, run_episode
+from arena.seats import SeatSpec
+
+MODES = {"dice": (tuple(range(1, 7)), 5), "poker": (tuple(range(10)), 8)}
+"""Each mode's symbols and hand size, as the dice and poker plugins declare them."""
+
+TARGET_SCRIPTED = 100_000
+TARGET_RANDOM_RATIO = 1 / 3
+
+
+def arena_workload(host, mode: str, seats: tuple[str, ...], deals: int, max_bids: int):
+    """A function playing one logged arena episode per seed; returns decisions made."""
+    specs = tuple(SeatSpec.parse(name) for name in seats)
+
+    def play(seed: int, log_path: Path) -> int:
+        request = EpisodeRequest(
+            mode=mode, seed=seed, deals=deals, seats=len(seats), seat_specs=specs, max_bids=max_bids
+        )
+        _results, records = run_episode(host, request, log_path=log_path, environ={})
+        return sum(1 for r in records if r["type"] in ("bid", "challenge"))
+
+    return play
+
+
+def floor_workload(mode: str, seats: int, deals: int, max_bids: int, log: bool):
+    """The bare game loop: random play with nothing around it (optionally a JSON line each)."""
+    symbols, hand_size = MODES[mode]
+    top = seats * hand_size
+
+    def play(seed: int, log_path: Path) -> int:
+        rng = random.Random(seed)
+        order = list(range(seats))
+        rng.shuffle(order)
+        points = [0] * seats
+        decisions = 0
+        with open(log_path, "w", encoding="utf-8") as out:
+            write = out.write if log else None
+            for deal in range(deals):
+                hands = [rng.choices(symbols, k=hand_size) for _ in range(seats)]
+                position = deal % seats
+                if write:
+                    opener = order[position]
+                    write(_line({"type": "deal", "deal": deal, "opener": opener, "hands": hands}))
+                standing = None  # (bidder, quantity, face)
+                bids = 0
+                while True:
+                    slot = order[position]
+                    decisions += 1
+                    bid = _random_bid(rng, standing, symbols, top) if bids < max_bids else None
+                    if bid is None:
+                        bidder, quantity, face = standing
+                        actual = sum(hand.count(face) for hand in hands)
+                        winner, loser = (bidder, slot) if actual >= quantity else (slot, bidder)
+                        points[winner] += 1
+                        points[loser] -= 1
+                        if write:
+                            write(_line({
+                                "type": "challenge", "deal": deal, "slot": slot, "bidder": bidder,
+                                "quantity": quantity, "face": face, "actual": actual,
+                                "forced": bids == max_bids, "fallback": False, "winner": winner,
+                                "loser": loser, "say": None, "published": None, "notes": None,
+                            }))  # fmt: skip
+                        break
+                    standing = (slot, *bid)
+                    bids += 1
+                    if write:
+                        write(_line({
+                            "type": "bid", "deal": deal, "slot": slot, "quantity": bid[0],
+                            "face": bid[1], "say": None, "published": None, "notes": None,
+                            "fallback": False,
+                        }))  # fmt: skip
+                    position = (position + 1) % seats
+        return decisions
+
+    return play
+
+
+def _random_bid(rng: random.Random, standing, symbols, top: int) -> tuple[int, int] | None:
+    """Uniform over the legal bids plus challenge (when legal); ``None`` means challenge."""
+    width = len(symbols)
+    # Bids in rule-4 order are indexed (quantity - 1) * width + face position.
+    start = 0 if standing is None else (standing[1] - 1) * width + symbols.index(standing[2]) + 1
+    bids = top * width - start
+    pick = rng.randrange(bids + (standing is not None))
+    if pick == bids:
+        return None
+    quantity, index = divmod(start + pick, width)
+    return quantity + 1, symbols[index]
+
+
+_encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+
+
+def _line(record: dict) -> str:
+    return _encode(record) + "\n"
+
+
+def best_rate(play: Callable[[int, Path], int], episodes: int, repeat: int, scratch: Path):
+    """Best decisions/s over ``repeat`` runs of ``episodes`` seeded episodes, and the count."""
+    best = 0.0
+    for _ in range(repeat):
+        decisions = 0
+        started = time.perf_counter()
+        for seed in range(episodes):
+            decisions += play(seed, scratch / f"episode-{seed}.jsonl")
+        elapsed = time.perf_counter() - started
+        best = max(best, decisions / elapsed)
+    return best, decisions
+
+
+def workloads(host, mode: str, deals: int, max_bids: int) -> dict[str, Callable]:
+    """The rows of one mode, floor first: every ratio divides by a row measured before it."""
+    scripted = ("bayes", "pressure", "bayes", "pressure")
+    return {
+        "floor": floor_workload(mode, 4, deals, max_bids, log=False),
+        "floor+log": floor_workload(mode, 4, deals, max_bids, log=True),
+        "arena random": arena_workload(host, mode, ("random",) * 4, deals, max_bids),
+        "arena bayes/pressure": arena_workload(host, mode, scripted, deals, max_bids),
+    }
+
+
+def misses(mode: str, rates: dict[str, float]) -> list[str]:
+    """The issue's targets this mode missed."""
+    missed = []
+    if rates["arena random"] < TARGET_RANDOM_RATIO * rates["floor"]:
+        missed.append(f"{mode}: random below 1/3 of the floor")
+    if rates["arena bayes/pressure"] < TARGET_SCRIPTED:
+        missed.append(f"{mode}: bayes/pressure below {TARGET_SCRIPTED:,}/s")
+    return missed
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--episodes", type=int, default=5, help="episodes per run (seeds 0..N-1)")
+    parser.add_argument("--deals", type=int, default=400, help="deals per episode")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per row; the best counts")
+    parser.add_argument("--max-bids", type=int, default=12, help="bid cap per deal")
+    parser.add_argument("--mode", choices=sorted(MODES), action="append", help="default: both")
+    args = parser.parse_args(argv)
+    host = load()
+    table = Table(
+        title=f"4 seats, {args.episodes} episodes x {args.deals} deals, log on, "
+        f"best of {args.repeat}"
+    )
+    for column in ("mode", "workload", "decisions", "decisions/s", "us/decision"):
+        table.add_column(column, justify="left" if column in ("mode", "workload") else "right")
+    table.add_column("vs floor", justify="right")
+    table.add_column("vs floor+log", justify="right")
+    missed = []
+    with tempfile.TemporaryDirectory() as scratch:
+        for mode in args.mode or sorted(MODES):
+            rates = {}
+            for name, play in workloads(host, mode, args.deals, args.max_bids).items():
+                rate, decisions = best_rate(play, args.episodes, args.repeat, Path(scratch))
+                rates[name] = rate
+                table.add_row(
+                    mode,
+                    name,
+                    f"{decisions:,}",
+                    f"{rate:,.0f}",
+                    f"{1e6 / rate:.1f}",
+                    f"{rate / rates['floor']:.2f}",
+                    f"{rate / rates['floor+log']:.2f}" if "floor+log" in rates else "",
+                )
+            missed += misses(mode, rates)
+    console = Console(width=max(Console().width, 100))
+    console.print(table)
+    console.print("targets: " + ("met" if not missed else "missed: " + "; ".join(missed)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
