@@ -15,17 +15,20 @@ from collections.abc import Callable, Sequence
 
 import structlog
 from rich.console import Console
+from rich.progress import Progress
 
 from arena import __version__, logconfig
 from arena.eventlog import LogError
+from arena.league import LeagueSpec, run_league
 from arena.plugins import DuplicateName, PluginHost, UnknownName, load
-from arena.render import deal_lines, results_table
+from arena.render import deal_lines, results_table, standings_table
 from arena.rules import DEFAULT_MAX_BIDS, MAX_SEATS, MIN_SEATS
 from arena.runner import DEFAULT_SEATS, EpisodeRequest, SetupError, run_episode
 from arena.seats import SeatSpec
+from arena.store import LeagueStore, StoreError
 
 USAGE_ERROR = 2
-USER_ERRORS = (SetupError, UnknownName, DuplicateName, LogError)
+USER_ERRORS = (SetupError, UnknownName, DuplicateName, LogError, StoreError)
 
 log = structlog.get_logger(__name__)
 
@@ -69,17 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     play = commands.add_parser("play", help="play one episode")
-    play.add_argument("--mode", default="dice", help="game mode plugin (dice, poker, ...)")
+    _add_table_options(play)
     play.add_argument("--seed", type=_bounded(int, 0), default=0, help="master seed (default 0)")
-    play.add_argument(
-        "--deals", type=_bounded(int, 1), default=20, help="deals to play (default 20)"
-    )
-    play.add_argument(
-        "--seats",
-        type=_bounded(int, MIN_SEATS, MAX_SEATS),
-        default=DEFAULT_SEATS,
-        help="table size",
-    )
     play.add_argument(
         "--seat",
         dest="seat_specs",
@@ -90,21 +84,55 @@ def build_parser() -> argparse.ArgumentParser:
         help="seat policy, by slot: name or name:arg; repeat or comma-separate. "
         "Unfilled seats play $PLAYER_SCRIPTED (default bayes)",
     )
-    play.add_argument(
-        "--max-bids", type=_bounded(int, 1), default=DEFAULT_MAX_BIDS, help="bid cap per deal"
-    )
     play.add_argument("--clock", type=_bounded(float, above=0), default=None, metavar="SECONDS")
-    play.add_argument(
-        "--talk", action=argparse.BooleanOptionalAction, default=False, help="table talk"
-    )
     play.add_argument("--log", metavar="PATH", help="write the full event log (JSON Lines) here")
     play.add_argument("--json", action="store_true", help="print the results as JSON on stdout")
     play.set_defaults(run=_play)
+
+    league = commands.add_parser("league", help="rank a pool of policies over many mixed tables")
+    _add_table_options(league)
+    league.add_argument(
+        "--pool",
+        action="extend",
+        type=_seat_specs,
+        required=True,
+        metavar="SPEC",
+        help="policies to draw tables from; repeat or comma-separate",
+    )
+    league.add_argument("--tables", type=_bounded(int, 1), default=10, help="tables to draw")
+    league.add_argument("--seed", type=_bounded(int, 0), default=0, help="master seed")
+    league.add_argument(
+        "--duplicate", action="store_true", help="replay each table under every seat rotation"
+    )
+    league.add_argument("--workers", type=_bounded(int, 1), default=1, help="parallel processes")
+    league.add_argument("--db", default="league.sqlite", help="SQLite results file (resumable)")
+    league.add_argument("--json", action="store_true", help="print the standings as JSON")
+    league.set_defaults(run=_league)
 
     plugins = commands.add_parser("plugins", help="list installed plugins")
     plugins.add_argument("--json", action="store_true", help="machine-readable output")
     plugins.set_defaults(run=_plugins)
     return parser
+
+
+def _add_table_options(parser: argparse.ArgumentParser) -> None:
+    """Options that shape every table: the same for one episode and for a league."""
+    parser.add_argument("--mode", default="dice", help="game mode plugin (dice, poker, ...)")
+    parser.add_argument(
+        "--deals", type=_bounded(int, 1), default=20, help="deals per episode (default 20)"
+    )
+    parser.add_argument(
+        "--seats",
+        type=_bounded(int, MIN_SEATS, MAX_SEATS),
+        default=DEFAULT_SEATS,
+        help="table size",
+    )
+    parser.add_argument(
+        "--max-bids", type=_bounded(int, 1), default=DEFAULT_MAX_BIDS, help="bid cap per deal"
+    )
+    parser.add_argument(
+        "--talk", action=argparse.BooleanOptionalAction, default=False, help="table talk"
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -142,6 +170,42 @@ def _play(args: argparse.Namespace, host: PluginHost) -> int:
     for line in deal_lines(records):
         console.print(line, highlight=False, markup=False)
     console.print(results_table(results))
+    return 0
+
+
+def _league(args: argparse.Namespace, host: PluginHost) -> int:
+    for spec in args.pool:
+        host.registry.seat(spec.name)  # an unknown policy fails now, not in a worker
+    spec = LeagueSpec(
+        pool=tuple(args.pool),
+        tables=args.tables,
+        seed=args.seed,
+        table=EpisodeRequest(
+            mode=args.mode,
+            deals=args.deals,
+            seats=args.seats,
+            max_bids=args.max_bids,
+            talk=args.talk,
+        ),
+        duplicate=args.duplicate,
+    )
+    host.registry.mode(spec.table.mode)
+    store = LeagueStore(args.db)
+    try:
+        with Progress(transient=True, disable=args.json) as bar:
+            task = bar.add_task("episodes", total=None)
+            table = run_league(
+                spec,
+                store,
+                workers=args.workers,
+                progress=lambda done, total: bar.update(task, completed=done, total=total),
+            )
+    finally:
+        store.close()
+    if args.json:
+        print(json.dumps([row.to_json() for row in table], indent=2))
+        return 0
+    Console().print(standings_table(table, args.db))
     return 0
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from rich.table import Table
 
+from arena.league import Standing
 from arena.results import Results
 
 
@@ -55,5 +56,21 @@ def results_table(results: Results) -> Table:
             str(seat.rejected),
             str(seat.fallbacks),
             seat.stand_in or "",
+        )
+    return table
+
+
+def standings_table(standings: list[Standing], source: str) -> Table:
+    table = Table(title=f"league standings ({source}): ranked by mean episode score")
+    for column in ("rank", "policy", "episodes", "mean score", "± stderr", "points"):
+        table.add_column(column, justify="left" if column == "policy" else "right")
+    for rank, row in enumerate(standings, start=1):
+        table.add_row(
+            str(rank),
+            row.policy,
+            str(row.episodes),
+            f"{row.mean_score:.3f}",
+            f"{row.stderr:.3f}",
+            f"{row.points:+d}",
         )
     return table
