@@ -1,7 +1,8 @@
 """Rule 11's first half: turn whatever a seat replied into one legal action, or a reason.
 
 Accepted forms: a :class:`Bid` or :class:`Challenge`; a mapping
-``{"action": "bid"|"challenge", "quantity", "face", "say", "notes"}``; or text
+``{"action": "bid"|"challenge", "quantity", "face", "say", "notes"}`` and no other
+key (a reply never speaks for another seat); or text
 holding such a JSON object, ``bid Q F``, ``QxF`` or ``challenge``/``liar``.
 Anything else is rejected with a reason the seat is shown on its second try.
 """
@@ -19,6 +20,7 @@ from arena.actions import Action, Bid, Challenge
 from arena.rules import StandingBid, TableRules
 
 MAX_LOGGED_REPLY = 4000
+REPLY_FIELDS = ("action", "quantity", "face", "say", "notes")
 
 _BID_TEXT = re.compile(r"^\s*(?:bid\s+)?(\d+)\s*(?:x|\*|×|\s)\s*(\d+)\s*[.!]?\s*$", re.IGNORECASE)
 _CHALLENGE_TEXT = re.compile(r"^\s*(?:challenge|liar|call)\s*[.!]?\s*$", re.IGNORECASE)
@@ -36,6 +38,8 @@ def parse_action(reply: Any) -> Action:
         return _parse_text(reply)
     if isinstance(reply, Mapping):
         return _parse_mapping(reply)
+    if isinstance(reply, (list, tuple)):
+        raise IllegalReply(f"{len(reply)} actions in one reply: exactly one is allowed")
     raise IllegalReply(f"unparseable reply of type {type(reply).__name__}")
 
 
@@ -91,6 +95,12 @@ def _parse_text(text: str) -> Action:
 def _parse_mapping(reply: Any) -> Action:
     if not isinstance(reply, Mapping):
         raise IllegalReply("unparseable reply: expected a JSON object")
+    unknown = sorted(str(key) for key in reply if key not in REPLY_FIELDS)
+    if unknown:
+        # A reply speaks for its own seat only: a "seat" or "hands" field is refused, not ignored.
+        raise IllegalReply(
+            f"unknown field {', '.join(unknown)}: a reply holds only {', '.join(REPLY_FIELDS)}"
+        )
     say = _optional_text(reply, "say")
     notes = _optional_text(reply, "notes")
     kind = reply.get("action")
