@@ -159,6 +159,17 @@ class EpisodeSettled(Event):
     score: tuple[float, ...] = attrs.field(converter=_tuple)
 
 
+@attrs.frozen
+class Audit(Event):
+    """After ``result``: one flag an audit reporter raised; a diagnostic, never a score."""
+
+    TYPE: ClassVar[str] = "audit"
+    reporter: str
+    """The reporter whose section holds the flag (see docs/audit.md)."""
+    flag: dict[str, Any]
+    """The flag as it appears in ``results.audit``."""
+
+
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.TYPE: cls
     for cls in (
@@ -170,6 +181,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         BidMade,
         ChallengeMade,
         EpisodeSettled,
+        Audit,
     )
 }
 

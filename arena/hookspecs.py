@@ -52,5 +52,12 @@ def register_audit_reporters(register):
     """Register audit reporters: ``register(name, reporter)``.
 
     ``reporter(records)`` receives the finished event log (a list of JSON objects,
-    full information) and returns a JSON-able section stored under ``name``.
+    full information, without any ``audit`` lines) and returns a JSON-able section.
+    One rule for every reporter, ours included: the section is ``results.audit[name]``
+    (the soft-play figures are reporters named ``faced``, ``expLoss``, ...). A name
+    registered twice is an error naming both plugins. Reporters run in name order
+    and must not mutate the records; one that raises gets the section
+    ``"error: ..."`` and a logged warning, and the episode stands. Entries of the
+    ``flags`` section are also appended to the log as ``audit`` events. Sections
+    are diagnostics: they never change a score. See docs/audit.md.
     """

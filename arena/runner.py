@@ -15,6 +15,7 @@ import attrs
 import structlog
 
 from arena import seeding
+from arena.audit import audit_events, run_audit
 from arena.engine import Engine, EpisodeConfig
 from arena.eventlog import EventLog
 from arena.plugins import PluginHost, Registry
@@ -81,6 +82,10 @@ def run_episode(
             engine = Engine(config, seats, policies, fallbacks, event_log.emit, filters)
             outcome = engine.play()
             records = event_log.records()
+            audit = run_audit(registry.reporters.values(), records)
+            for event in audit_events(audit):  # flags go to the tail, after `result`
+                event_log.emit(event)
+                records.append(event.to_record())
     finally:
         for seat in seats:
             if hasattr(seat, "close"):
@@ -102,7 +107,7 @@ def run_episode(
         for slot, (spec, tally) in enumerate(zip(specs, outcome.tallies, strict=True))
     )
     results = Results(
-        request.seed, request.mode, outcome.status, outcome.deals_played, seat_results
+        request.seed, request.mode, outcome.status, outcome.deals_played, seat_results, audit
     )
     return results, records
 
