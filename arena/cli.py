@@ -18,7 +18,8 @@ from rich.console import Console
 from rich.progress import Progress
 
 from arena import __version__, logconfig
-from arena.eventlog import LogError
+from arena.audit import audit_events, audit_json, audit_tables, rewrite_audit_tail, run_audit
+from arena.eventlog import LogError, read_log
 from arena.league import LeagueSpec, run_league
 from arena.plugins import DuplicateName, PluginHost, UnknownName, load
 from arena.render import deal_lines, results_table, standings_table
@@ -108,6 +109,18 @@ def build_parser() -> argparse.ArgumentParser:
     league.add_argument("--db", default="league.sqlite", help="SQLite results file (resumable)")
     league.add_argument("--json", action="store_true", help="print the standings as JSON")
     league.set_defaults(run=_league)
+
+    audit = commands.add_parser("audit", help="recompute an episode's audit from its event log")
+    audit.add_argument("log", metavar="LOG", help="an event log written by `arena play --log`")
+    audit.add_argument(
+        "--json", action="store_true", help="print results.audit exactly as the episode did"
+    )
+    audit.add_argument(
+        "--append",
+        action="store_true",
+        help="also write the flags to the log's tail as audit events (replacing any there)",
+    )
+    audit.set_defaults(run=_audit)
 
     plugins = commands.add_parser("plugins", help="list installed plugins")
     plugins.add_argument("--json", action="store_true", help="machine-readable output")
@@ -209,6 +222,20 @@ def _league(args: argparse.Namespace, host: PluginHost) -> int:
     return 0
 
 
+def _audit(args: argparse.Namespace, host: PluginHost) -> int:
+    records = read_log(args.log)
+    sections = run_audit(host.registry.reporters.values(), records)
+    if args.append:
+        rewrite_audit_tail(args.log, audit_events(sections))
+    if args.json:
+        print(audit_json(sections))
+        return 0
+    console = Console()
+    for part in audit_tables(sections, len(records[0]["seats"])):
+        console.print(part, highlight=False, markup=False)
+    return 0
+
+
 def _plugins(args: argparse.Namespace, host: PluginHost) -> int:
     rows = [
         {
@@ -217,6 +244,9 @@ def _plugins(args: argparse.Namespace, host: PluginHost) -> int:
             "version": info.version,
             "trust": info.trust,
             "hooks": list(info.hooks),
+            "reporters": sorted(
+                name for name, r in host.registry.reporters.items() if r.source == info.name
+            ),
             "broken": info.broken,
         }
         for info in host.plugins
@@ -227,6 +257,8 @@ def _plugins(args: argparse.Namespace, host: PluginHost) -> int:
     console = Console()
     for row in rows:
         status = f"BROKEN: {row['broken']}" if row["broken"] else ", ".join(row["hooks"])
+        if row["reporters"]:
+            status += f" (reporters: {', '.join(row['reporters'])})"
         console.print(
             f"{row['name']:<12} {row['distribution'] or '?'} {row['version'] or '?'} "
             f"[{row['trust']}]  {status}",
