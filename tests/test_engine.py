@@ -1,0 +1,244 @@
+"""The engine and runner beyond the numbered rules.
+
+Information hiding, table set-up and PLAYER_SCRIPTED, token usage, private
+notes, and talk filters that fail.
+"""
+
+from __future__ import annotations
+
+import attrs
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from plugins_for_tests.harness import play_table
+from plugins_for_tests.seats import MinRaiser, Recording, Scripted
+from referee import replay
+
+from arena import seeding
+from arena.actions import Bid
+from arena.engine import NOTES_CAP, Engine, EpisodeConfig
+from arena.modes import Mode
+from arena.rules import TableRules
+from arena.runner import EpisodeRequest, SetupError, run_episode, table_specs
+from arena.seats import Reply, SeatContext, SeatSpec
+from arena_plugins.dice import DICE
+from arena_plugins.poker import POKER
+from arena_plugins.random_seat import RandomSeat
+from arena_plugins.scripted import bayes
+
+# --- information hiding ------------------------------------------------------------------
+
+
+class DealtBy:
+    """A mode's ``draw`` that deals from the deal's generator, except hands it is told to swap.
+
+    The engine draws one hand per slot in slot order each deal, so the n-th call is
+    (deal n // seats, slot n % seats).
+    """
+
+    def __init__(self, seats: int, swaps: dict[tuple[int, int], tuple[int, ...]]):
+        self.seats, self.swaps, self.calls = seats, swaps, 0
+
+    def __call__(self, mode: Mode, rng: np.random.Generator) -> tuple[int, ...]:
+        deal, slot = divmod(self.calls, self.seats)
+        self.calls += 1
+        picks = rng.integers(0, len(mode.symbols), size=mode.hand_size).tolist()
+        return self.swaps.get((deal, slot), tuple(mode.symbols[i] for i in picks))
+
+
+def observed_views(
+    base: Mode, seats: int, seed: int, deals: int, max_bids: int, observer: int, swaps
+):
+    """Play with a recording bayes at ``observer`` and hand-blind random seats elsewhere."""
+    mode = attrs.evolve(base, draw=DealtBy(seats, swaps))
+    rules = TableRules(mode=mode, seats=seats, max_bids=max_bids)
+    config = EpisodeConfig(rules=rules, seed=seed, deals=deals)
+
+    def ctx(slot, domain):
+        return SeatContext(slot, seed, rules, seeding.stream(seed, domain, slot))
+
+    recorder = Recording(bayes(ctx(observer, seeding.SEAT)))
+    table = [
+        recorder if slot == observer else RandomSeat(ctx(slot, seeding.SEAT))
+        for slot in range(seats)
+    ]
+    fallbacks = [bayes(ctx(slot, seeding.FALLBACK)) for slot in range(seats)]
+    hands = []
+
+    def emit(event):
+        if event.TYPE == "deal":
+            hands.append(event.hands)
+
+    Engine(config, table, ["x"] * seats, fallbacks, emit).play()
+    return recorder.views, hands
+
+
+@st.composite
+def swapped_tables(draw):
+    base = draw(st.sampled_from([DICE, POKER]))
+    seats = draw(st.integers(2, 8))
+    observer = draw(st.integers(0, seats - 1))
+    deals = draw(st.integers(1, 3))
+    hand = st.tuples(*[st.sampled_from(base.symbols)] * base.hand_size)
+    swaps = {(deals - 1, slot): draw(hand) for slot in range(seats) if slot != observer}
+    seed = draw(st.integers(0, 2**32 - 1))
+    max_bids = draw(st.integers(1, 12))
+    return base, seats, seed, deals, max_bids, observer, swaps
+
+
+@given(swapped_tables())
+def test_a_seats_views_do_not_change_when_other_hidden_hands_change(table):
+    """Information hiding: before the reveal, nothing of another seat's hand reaches a view.
+
+    Two engines differ only in the other seats' hands of the last deal. The other seats
+    are random (they never read their hands), so every public fact is the same in both;
+    any difference in the observer's views could only come from the hidden hands.
+    """
+    base, seats, seed, deals, max_bids, observer, swaps = table
+    plain, plain_hands = observed_views(base, seats, seed, deals, max_bids, observer, {})
+    swapped, swapped_hands = observed_views(base, seats, seed, deals, max_bids, observer, swaps)
+    # The swap really happened (where the drawn hand was not by chance the same) ...
+    last = deals - 1
+    for (_, slot), hand in swaps.items():
+        assert tuple(swapped_hands[last][slot]) == hand
+    assert swapped_hands[last][observer] == plain_hands[last][observer]
+    # ... and the observer saw exactly the same things.
+    assert swapped == plain
+    assert all(view.hand == plain_hands[view.deal][observer] for view in swapped)
+
+
+def test_views_only_ever_show_the_seats_own_hand():
+    seats = [Recording(MinRaiser()) for _ in range(4)]
+    _, records = play_table(seats, DICE, seed=3, deals=3)
+    hands = [d["hands"] for d in records if d["type"] == "deal"]
+    for slot, seat in enumerate(seats):
+        for view in seat.views:
+            assert list(view.hand) == hands[view.deal][slot]
+            assert all(past.deal < view.deal for past in view.history)
+
+
+# --- table set-up -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seats", range(2, 9))
+def test_every_table_size_from_2_to_8_plays(host, seats):
+    results, records = run_episode(host, EpisodeRequest(seats=seats, seed=seats, deals=3))
+    summary = replay(records, results.to_json())
+    assert summary.seats == seats and len(results.seats) == seats
+
+
+@pytest.mark.parametrize("seats", [0, 1, 9])
+def test_table_sizes_outside_2_to_8_are_refused(host, seats):
+    with pytest.raises(ValueError, match="seats must be 2 to 8"):
+        TableRules(mode=DICE, seats=seats)
+    with pytest.raises(SetupError, match="seats must be 2 to 8"):
+        run_episode(host, EpisodeRequest(seats=seats))
+
+
+def test_config_rejects_negative_seed_and_no_deals():
+    rules = TableRules(mode=DICE, seats=2)
+    with pytest.raises(ValueError, match="seed"):
+        EpisodeConfig(rules=rules, seed=-1)
+    with pytest.raises(ValueError, match="deals"):
+        EpisodeConfig(rules=rules, seed=0, deals=0)
+
+
+def test_engine_needs_one_seat_and_one_fallback_per_slot():
+    rules = TableRules(mode=DICE, seats=3)
+    config = EpisodeConfig(rules=rules, seed=0)
+    with pytest.raises(ValueError, match="3-seat table needs 3 seats"):
+        Engine(config, [MinRaiser()] * 2, ["a", "b"], [MinRaiser()] * 2, lambda e: None)
+
+
+def test_player_scripted_fills_the_seats_not_given():
+    request = EpisodeRequest(seats=4, seat_specs=(SeatSpec("random"),))
+    assert [str(s) for s in table_specs(request, {})] == ["random", "bayes", "bayes", "bayes"]
+    pressure = {"PLAYER_SCRIPTED": "pressure"}
+    assert [str(s) for s in table_specs(request, pressure)] == ["random"] + ["pressure"] * 3
+    assert [str(s) for s in table_specs(request, {"PLAYER_SCRIPTED": ""})][1] == "bayes"
+
+
+def test_player_scripted_reaches_the_played_table(host):
+    request = EpisodeRequest(seats=3, deals=2, seat_specs=(SeatSpec("bayes"),))
+    results, records = run_episode(host, request, environ={"PLAYER_SCRIPTED": "pressure"})
+    assert [s.policy for s in results.seats] == ["bayes", "pressure", "pressure"]
+    assert [s["policy"] for s in records[0]["seats"]] == ["bayes", "pressure", "pressure"]
+    replay(records, results.to_json())  # and the referee checks both play their own lines
+
+
+def test_more_seats_given_than_the_table_holds_is_a_setup_error(host):
+    request = EpisodeRequest(seats=2, seat_specs=(SeatSpec("bayes"),) * 3)
+    with pytest.raises(SetupError, match="3 seats given for a 2-seat table"):
+        run_episode(host, request)
+
+
+def test_a_seat_factory_that_fails_is_a_setup_error_naming_the_seat(host):
+    from plugins_for_tests.harness import plugged
+
+    class Fussy:
+        from arena import hookimpl
+
+        @hookimpl
+        def register_seats(self, register):
+            def refuse(context):
+                raise RuntimeError("needs a policy file")
+
+            register("fussy", refuse)
+
+    plugin = Fussy()
+    with plugged(plugin, "fussy") as (fussy_host, info):
+        assert info.broken is None
+        request = EpisodeRequest(seats=2, seat_specs=(SeatSpec("bayes"), SeatSpec("fussy", "x")))
+        with pytest.raises(SetupError, match=r"seat 1 \(fussy:x\): needs a policy file"):
+            run_episode(fussy_host, request)
+
+
+# --- usage, notes, talk filters ----------------------------------------------------------------
+
+
+def test_token_usage_is_logged_and_totalled_per_seat():
+    def with_usage(view):
+        low = view.legal.min_bid
+        usage = {"input_tokens": 100, "output_tokens": 7, "cache_read_tokens": 50}
+        return Reply(Bid(*low), usage=usage)
+
+    seats = [Scripted([with_usage] * 10), MinRaiser()]
+    outcome, records = play_table(seats, DICE, seed=1, deals=2, max_bids=4)
+    usage = [r for r in records if r["type"] == "usage"]
+    assert usage and all(u["slot"] == 0 for u in usage)
+    assert all(
+        (u["inputTokens"], u["outputTokens"], u["cacheReadTokens"], u["cacheWriteTokens"])
+        == (100, 7, 50, 0)
+        for u in usage
+    )
+    assert len(usage) == outcome.tallies[0].decisions
+    replay(records)
+
+
+def test_notes_longer_than_the_cap_are_truncated_and_the_seat_is_told():
+    def long_notes(view):
+        return Bid(*view.legal.min_bid, notes="n" * (NOTES_CAP + 10))
+
+    seat = Scripted([long_notes] * 10)
+    play_table([seat, MinRaiser()], DICE, seed=1, deals=2, max_bids=4)
+    later = seat.views[1:]
+    assert later and all(v.notes == "n" * NOTES_CAP and v.notes_truncated for v in later)
+    assert seat.views[0].notes is None and not seat.views[0].notes_truncated
+
+
+def test_a_failing_talk_filter_silences_the_line_not_the_table():
+    def broken(text, slot):
+        raise ValueError("filter bug")
+
+    def speak(view):
+        return Bid(*view.legal.min_bid, say="hello")
+
+    seats = [Scripted([speak] * 10) for _ in range(2)]
+    outcome, records = play_table(
+        seats, DICE, seed=1, deals=2, max_bids=3, talk=True, talk_filters=[broken]
+    )
+    bids = [r for r in records if r["type"] == "bid"]
+    assert bids and all(b["say"] == "hello" and b["published"] is None for b in bids)
+    assert outcome.status == "complete"
+    assert all(view.talk == () for seat in seats for view in seat.views)
