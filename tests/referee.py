@@ -169,7 +169,10 @@ class _Referee:
 
     def step(self, line: int, record: dict[str, Any]) -> None:
         self.line = line
-        self._require(self.result is None, "a line after the result")
+        self._require(
+            self.result is None or record.get("type") == "audit",
+            "a line after the result other than an audit flag",
+        )
         handler = getattr(self, "_on_" + str(record.get("type")), None)
         self._require(handler is not None, f"unknown record type {record.get('type')!r}")
         handler(record)
@@ -322,6 +325,14 @@ class _Referee:
         self.summary.deals_played = played
         self.summary.status = record["status"]
         self.result = record
+
+    def _on_audit(self, record: dict[str, Any]) -> None:
+        """Soft-play audit flags trail the result; they never reach a seat or a score."""
+        self._require(self.result is not None, "an audit flag before the result")
+        self._require(
+            isinstance(record["reporter"], str) and isinstance(record["flag"], dict),
+            "an audit flag needs a reporter name and a flag object",
+        )
 
     # --- rule 11 and the baselines ----------------------------------------------
 

@@ -1,0 +1,156 @@
+"""The JSON Lines event log: what is written, how it is read back, and corrupt files."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from arena.eventlog import EventLog, LogError, read_log
+from arena.events import (
+    EVENT_TYPES,
+    Audit,
+    BidMade,
+    ChallengeMade,
+    DealStarted,
+    EpisodeSettled,
+    EpisodeStarted,
+    Fault,
+    Rejected,
+    SeatEntry,
+    Usage,
+    from_record,
+    to_line,
+)
+
+SAMPLES = [
+    EpisodeStarted(
+        seed=7,
+        mode="dice",
+        symbols=(1, 2, 3, 4, 5, 6),
+        hand_size=5,
+        seats=[SeatEntry(0, "bayes"), SeatEntry(1, "random")],
+        table_order=(1, 0),
+        deals=1,
+        max_bids_per_deal=12,
+        talk=True,
+    ),
+    DealStarted(0, 1, ((1, 2, 3, 4, 5), (6, 6, 6, 1, 2))),
+    Rejected(0, 1, "unparseable reply 'x'", "x"),
+    Fault(0, 1, "seat unavailable"),
+    Usage(0, 1, 10, 2, 0, 0),
+    BidMade(0, 1, 2, 6, "two sixes", "TWO SIXES", "note", False),
+    ChallengeMade(0, 0, 1, 2, 6, 3, False, True, 1, 0, None, None, None),
+    EpisodeSettled("complete", 1, (-1, 1), (0.0, 1.0)),
+    Audit("flags", {"kind": "soft-play", "pair": [0, 1]}),
+]
+
+
+def test_every_event_type_has_a_sample():
+    assert {type(e).TYPE for e in SAMPLES} == set(EVENT_TYPES)
+
+
+@pytest.mark.parametrize("event", SAMPLES, ids=lambda e: type(e).TYPE)
+def test_events_round_trip_through_one_compact_json_line(event):
+    line = to_line(event)
+    assert "\n" not in line and ", " not in line.replace('", "', "")
+    record = json.loads(line)
+    assert record["type"] == type(event).TYPE
+    assert from_record(record) == event
+
+
+def test_records_use_camel_case_keys():
+    record = json.loads(to_line(SAMPLES[0]))
+    assert {"handSize", "tableOrder", "maxBidsPerDeal"} <= set(record)
+    assert record["seats"] == [{"slot": 0, "policy": "bayes"}, {"slot": 1, "policy": "random"}]
+    assert "dealsPlayed" in SAMPLES[7].to_record()
+
+
+def test_written_log_reads_back_record_for_record(tmp_path):
+    path = tmp_path / "episode.jsonl"
+    with EventLog(path) as log:
+        for event in SAMPLES:
+            log.emit(event)
+    assert read_log(path) == log.records()
+    assert path.read_text(encoding="utf-8") == "".join(to_line(e) + "\n" for e in SAMPLES)
+
+
+def test_the_file_is_flushed_at_each_deal_boundary(tmp_path):
+    # A crash loses at most the deal in progress: after a challenge resolves, the file on
+    # disk holds everything up to it, before the log is closed.
+    path = tmp_path / "episode.jsonl"
+    log = EventLog(path)
+    try:
+        for event in SAMPLES[:7]:  # up to and including the challenge
+            log.emit(event)
+        on_disk = path.read_text(encoding="utf-8").splitlines()
+        assert [json.loads(line)["type"] for line in on_disk][-1] == "challenge"
+        assert len(on_disk) == 7
+    finally:
+        log.close()
+
+
+def write(tmp_path, lines: list[str]):
+    path = tmp_path / "log.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def good_lines() -> list[str]:
+    return [to_line(e) for e in SAMPLES]
+
+
+CORRUPT = {
+    "bad JSON": (lambda ls: ls[:2] + ['{"type": "bid", '] + ls[2:], ":3: not a valid event"),
+    "not an object": (lambda ls: ls[:1] + ["[1, 2, 3]"] + ls[1:], ":2: not a valid event"),
+    "unknown type": (
+        lambda ls: ls[:3] + ['{"type": "wink", "deal": 0}'] + ls[3:],
+        ":4: not a valid event (unknown event type 'wink')",
+    ),
+    "missing field": (
+        lambda ls: ls[:1] + ['{"type": "deal", "deal": 0, "opener": 1}'] + ls[1:],
+        ":2: not a valid event (deal event: missing ['hands']",
+    ),
+    "unknown field": (
+        lambda ls: ls[:1] + ['{"type":"fault","deal":0,"slot":1,"reason":"x","why":1}'] + ls[1:],
+        "unknown ['why']",
+    ),
+    "wrong first line": (lambda ls: ls[1:], "not an event log (the first line must be an episode"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CORRUPT))
+def test_a_corrupt_log_raises_a_one_line_error_naming_file_and_line(tmp_path, case):
+    corrupt, message = CORRUPT[case]
+    path = write(tmp_path, corrupt(good_lines()))
+    with pytest.raises(LogError) as caught:
+        read_log(path)
+    text = str(caught.value)
+    assert "\n" not in text
+    assert text.startswith(str(path))
+    assert message in text
+
+
+def test_an_empty_or_missing_log_is_a_log_error(tmp_path):
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("", encoding="utf-8")
+    with pytest.raises(LogError, match="not an event log"):
+        read_log(empty)
+    with pytest.raises(LogError, match="cannot read event log"):
+        read_log(tmp_path / "nowhere.jsonl")
+    with pytest.raises(LogError, match="cannot read event log"):
+        read_log(tmp_path)  # a directory
+
+
+def test_a_log_that_is_not_utf8_is_a_log_error(tmp_path):
+    path = tmp_path / "binary.jsonl"
+    path.write_bytes(b"\xff\xfe\x00garbage")
+    with pytest.raises(LogError, match="cannot read event log"):
+        read_log(path)
+
+
+def test_blank_lines_are_skipped_but_counted(tmp_path):
+    lines = good_lines()
+    path = write(tmp_path, lines[:2] + [""] + lines[2:3] + ["oops"])
+    with pytest.raises(LogError, match=r":5: not a valid event"):
+        read_log(path)
