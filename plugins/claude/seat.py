@@ -1,0 +1,103 @@
+"""The ``claude`` seat: every decision made by Claude from a policy prompt and the seat's view.
+
+One decision is one Messages API call (tool use forced, see
+:mod:`~arena_plugins.claude.reply_tool`) with the request built by
+:mod:`~arena_plugins.claude.prompt`. What comes back goes to the engine as an
+:class:`arena.seats.Reply` with the token accounting the API reported; the
+engine judges legality and applies rule 11. When the API cannot be reached
+within the retry bounds the seat raises :class:`arena.seats.SeatUnavailable`,
+which the engine logs as a fault and answers with the bayes fallback.
+
+With no ``ANTHROPIC_API_KEY`` the factory seats the bayes baseline instead and
+says so in ``stand_in``, which the results and the CLI report.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+import anthropic
+
+from arena.seats import Reply, SeatContext, SeatUnavailable
+from arena.view import SeatView
+from arena_plugins.claude.client import ApiUnavailable, create_message, make_client
+from arena_plugins.claude.prompt import build_request
+from arena_plugins.claude.reply_tool import read_reply
+from arena_plugins.claude.settings import (
+    ModelSettings,
+    RetryBounds,
+    model_settings,
+    parse_arg,
+    retry_bounds,
+)
+from arena_plugins.scripted import bayes
+from arena_policies import Policy, resolve
+
+API_KEY_ENV = "ANTHROPIC_API_KEY"
+NO_KEY = f"no {API_KEY_ENV}: bayes played this seat"
+
+
+class ClaudeSeat:
+    """A seat whose every decision is one (retried) Messages API call."""
+
+    def __init__(
+        self,
+        context: SeatContext,
+        policy: Policy,
+        settings: ModelSettings,
+        bounds: RetryBounds,
+        client: anthropic.Anthropic,
+    ):
+        self.rules = context.rules
+        self.rng = context.rng
+        self.policy = policy
+        self.settings = settings
+        self.bounds = bounds
+        self.client = client
+
+    def decide(self, view: SeatView) -> Reply:
+        request = build_request(view, self.rules, self.policy, self.settings)
+        try:
+            message = create_message(self.client, request, self.bounds, self.rng)
+        except ApiUnavailable as fault:
+            raise SeatUnavailable(str(fault)) from fault
+        return Reply(read_reply(message.content), usage=usage_of(message))
+
+    def close(self) -> None:
+        self.client.close()
+
+
+class StandIn:
+    """Another policy playing a seat throughout, and why (reported as ``standIn``)."""
+
+    def __init__(self, seat: Any, reason: str):
+        self.seat = seat
+        self.stand_in = reason
+
+    def decide(self, view: SeatView):
+        return self.seat.decide(view)
+
+
+def usage_of(message: anthropic.types.Message) -> dict[str, int]:
+    """The token counts the API reported, in the engine's ``usage`` vocabulary."""
+    usage = message.usage
+    return {
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+        "cache_read_tokens": usage.cache_read_input_tokens or 0,
+        "cache_write_tokens": usage.cache_creation_input_tokens or 0,
+    }
+
+
+def claude_seat(context: SeatContext, environ: Mapping[str, str] = os.environ):
+    """The seat factory: a bad spec or setting fails here, before the episode starts."""
+    arg = parse_arg(context.arg)
+    policy = resolve(arg.policy)
+    settings = model_settings(arg.overrides, environ)
+    bounds = retry_bounds(environ)
+    api_key = environ.get(API_KEY_ENV, "").strip()
+    if not api_key:
+        return StandIn(bayes(context), NO_KEY)
+    return ClaudeSeat(context, policy, settings, bounds, make_client(api_key, bounds))

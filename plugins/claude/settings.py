@@ -1,0 +1,131 @@
+"""What configures a Claude seat: its ``--seat`` spec and the environment.
+
+``claude:POLICY[?model=M&max_tokens=N&temperature=T]``: POLICY is a shipped
+policy name or a prompt file (:mod:`arena_policies`); the query overrides, for
+this seat only, the defaults the environment sets for every Claude seat.
+Retry bounds are table-wide and come from the environment only. Every bad value
+is a one-line error naming the variable or setting.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from urllib.parse import parse_qsl
+
+import attrs
+
+DEFAULT_MODEL = "claude-sonnet-4-6"
+DEFAULT_MAX_TOKENS = 1024
+
+MODEL_ENV = "ARENA_CLAUDE_MODEL"
+MAX_TOKENS_ENV = "ARENA_CLAUDE_MAX_TOKENS"
+TEMPERATURE_ENV = "ARENA_CLAUDE_TEMPERATURE"
+TIMEOUT_ENV = "ARENA_CLAUDE_TIMEOUT"
+ATTEMPTS_ENV = "ARENA_CLAUDE_RETRY_ATTEMPTS"
+RETRY_SECONDS_ENV = "ARENA_CLAUDE_RETRY_SECONDS"
+BACKOFF_ENV = "ARENA_CLAUDE_BACKOFF"
+
+
+@attrs.frozen
+class ModelSettings:
+    """How one seat calls the model."""
+
+    model: str = DEFAULT_MODEL
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    temperature: float | None = None
+    """Sent only when set. API version 2026-10-21 (the SDK's default) rejects it."""
+
+
+@attrs.frozen
+class RetryBounds:
+    """How long a seat keeps trying through transient API faults before rule 11 steps in."""
+
+    timeout: float = 60.0
+    """Seconds one HTTP request may take (connect, send, wait for the reply)."""
+    attempts: int = 4
+    """Requests per decision, the first included."""
+    total: float = 120.0
+    """Seconds of retrying per decision; no wait (``retry-after`` included) goes past it."""
+    backoff: float = 1.0
+    """First backoff in seconds; doubles per attempt, with jitter, up to 32x."""
+
+
+@attrs.frozen
+class SeatArg:
+    """A parsed ``claude:`` argument: the policy reference and per-seat overrides."""
+
+    policy: str
+    overrides: Mapping[str, str]
+
+
+def parse_arg(arg: str | None) -> SeatArg:
+    if not arg:
+        raise ValueError("a Claude seat needs a policy: claude:NAME or claude:PATH")
+    policy, _, query = arg.partition("?")
+    overrides = dict(parse_qsl(query, keep_blank_values=True, strict_parsing=False))
+    unknown = sorted(set(overrides) - {"model", "max_tokens", "temperature"})
+    if unknown:
+        raise ValueError(
+            f"unknown setting {', '.join(unknown)} (known: model, max_tokens, temperature)"
+        )
+    return SeatArg(policy=policy, overrides=overrides)
+
+
+def model_settings(overrides: Mapping[str, str], environ: Mapping[str, str]) -> ModelSettings:
+    """Per-seat overrides on top of the environment on top of the defaults."""
+
+    def pick(key: str, env: str) -> tuple[str | None, str]:
+        if key in overrides:
+            return overrides[key], key
+        return environ.get(env) or None, env
+
+    model, _ = pick("model", MODEL_ENV)
+    max_tokens, max_tokens_name = pick("max_tokens", MAX_TOKENS_ENV)
+    temperature, temperature_name = pick("temperature", TEMPERATURE_ENV)
+    if model is not None and not model.strip():
+        raise ValueError("model must not be empty")
+    return ModelSettings(
+        model=(model or DEFAULT_MODEL).strip(),
+        max_tokens=_number(max_tokens, max_tokens_name, int, DEFAULT_MAX_TOKENS, low=1),
+        temperature=_number(temperature, temperature_name, float, None, low=0.0, high=1.0),
+    )
+
+
+def retry_bounds(environ: Mapping[str, str]) -> RetryBounds:
+    default = RetryBounds()
+    return RetryBounds(
+        timeout=_number(environ.get(TIMEOUT_ENV), TIMEOUT_ENV, float, default.timeout, above=0),
+        attempts=_number(environ.get(ATTEMPTS_ENV), ATTEMPTS_ENV, int, default.attempts, low=1),
+        total=_number(
+            environ.get(RETRY_SECONDS_ENV), RETRY_SECONDS_ENV, float, default.total, above=0
+        ),
+        backoff=_number(environ.get(BACKOFF_ENV), BACKOFF_ENV, float, default.backoff, low=0),
+    )
+
+
+def _number(
+    text: str | None,
+    name: str,
+    kind: Callable[[str], float],
+    default,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    above: float | None = None,
+):
+    if text is None or not text.strip():
+        return default
+    try:
+        value = kind(text.strip())
+    except ValueError:
+        raise ValueError(f"{name} must be a number ({kind.__name__}), got {text!r}") from None
+    if (
+        (low is not None and value < low)
+        or (high is not None and value > high)
+        or (above is not None and value <= above)
+        or value != value  # NaN
+    ):
+        bounds = [f">= {low}" if low is not None else "", f"<= {high}" if high is not None else ""]
+        bounds.append(f"> {above}" if above is not None else "")
+        raise ValueError(f"{name} must be {' and '.join(b for b in bounds if b)}, got {text!r}")
+    return value
