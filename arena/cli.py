@@ -23,10 +23,12 @@ from arena.eventlog import LogError, read_log
 from arena.league import LeagueSpec, run_league
 from arena.plugins import DuplicateName, PluginHost, UnknownName, load
 from arena.render import deal_lines, results_table, standings_table
+from arena.results import Results
 from arena.rules import DEFAULT_MAX_BIDS, MAX_SEATS, MIN_SEATS
 from arena.runner import DEFAULT_SEATS, EpisodeRequest, SetupError, run_episode
 from arena.seats import SeatSpec
 from arena.store import LeagueStore, StoreError
+from arena_policies import shipped as shipped_policies
 
 USAGE_ERROR = 2
 USER_ERRORS = (SetupError, UnknownName, DuplicateName, LogError, StoreError)
@@ -122,6 +124,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     audit.set_defaults(run=_audit)
 
+    policies = commands.add_parser("policies", help="list the shipped Claude policies")
+    policies.add_argument("--json", action="store_true", help="machine-readable output")
+    policies.set_defaults(run=_policies)
+
     plugins = commands.add_parser("plugins", help="list installed plugins")
     plugins.add_argument("--json", action="store_true", help="machine-readable output")
     plugins.set_defaults(run=_plugins)
@@ -176,6 +182,7 @@ def _play(args: argparse.Namespace, host: PluginHost) -> int:
         clock=args.clock,
     )
     results, records = run_episode(host, request, log_path=args.log)
+    _warn_stand_ins(results)
     if args.json:
         print(json.dumps(results.to_json(), indent=2))
         return 0
@@ -233,6 +240,43 @@ def _audit(args: argparse.Namespace, host: PluginHost) -> int:
     console = Console()
     for part in audit_tables(sections, len(records[0]["seats"])):
         console.print(part, highlight=False, markup=False)
+    return 0
+
+
+def _warn_stand_ins(results: Results) -> None:
+    """One stderr line naming the seats another policy played throughout, and why."""
+    by_reason: dict[str, list[str]] = {}
+    for seat in results.seats:
+        if seat.stand_in:
+            by_reason.setdefault(seat.stand_in, []).append(f"{seat.slot} ({seat.policy})")
+    if by_reason:
+        parts = [
+            f"seat{'s' if len(seats) > 1 else ''} {', '.join(seats)}: {why}"
+            for why, seats in by_reason.items()
+        ]
+        print(f"arena: warning: {'; '.join(parts)}", file=sys.stderr)
+
+
+def _policies(args: argparse.Namespace, host: PluginHost) -> int:
+    rows = [
+        {
+            "name": policy.name,
+            "file": policy.source,
+            "author": policy.author,
+            "description": policy.description,
+        }
+        for policy in shipped_policies()
+    ]
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    console = Console()
+    for row in rows:
+        console.print(
+            f"{row['name']:<10} {row['file']:<22} {row['description']}",
+            highlight=False,
+            markup=False,
+        )
     return 0
 
 
