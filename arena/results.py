@@ -70,6 +70,14 @@ class Results:
     def score(self) -> list[float]:
         return [s.score for s in self.seats]
 
+    @property
+    def usage(self) -> dict[str, int] | None:
+        """The episode's token totals over every seat that made model calls."""
+        used = [s.usage for s in self.seats if s.usage is not None]
+        if not used:
+            return None
+        return {key: sum(u[key] for u in used) for key in (*USAGE_FIELDS, "calls")}
+
     def to_json(self) -> dict[str, Any]:
         data = {
             "seed": self.seed,
@@ -80,6 +88,8 @@ class Results:
             "score": self.score,
             "seats": [s.to_json() for s in self.seats],
         }
+        if self.usage is not None:
+            data["usage"] = self.usage
         if self.audit is not None:
             data["audit"] = self.audit
         return data
