@@ -21,9 +21,12 @@ from arena_plugins.scripted import bayes
 
 
 @contextmanager
-def plugged(module: object, name: str):
-    """A freshly loaded host with ``module`` added as plugin ``name``; unregistered after."""
-    host = load({})
+def plugged(module: object, name: str, environ: dict[str, str] | None = None):
+    """A freshly loaded host with ``module`` added as plugin ``name``; unregistered after.
+
+    ``environ`` holds the plugin switches the host loads under (none by default).
+    """
+    host = load(environ or {})
     info = host.add(module, name)
     try:
         yield host, info

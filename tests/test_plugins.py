@@ -1,0 +1,226 @@
+"""Plugin loading: broken plugins are skipped and reported, names are unique, switches work,
+and a third party's plugin is found through a real entry point and plays.
+
+Test plugins are real modules (``tests/plugins_for_tests``) registered in a
+context manager and unregistered in its ``finally``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from plugins_for_tests import broken_register, duplicate_seat, misspelled, talk_and_audit
+from plugins_for_tests.harness import plugged
+from referee import replay
+
+from arena.plugins import REGISTRATION_HOOKS, UnknownName, load
+from arena.runner import EpisodeRequest, run_episode
+from arena.seats import SeatSpec
+
+ARENA = str(Path(sys.executable).with_name("arena"))
+
+
+def run_arena(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Popen:
+    environ = {k: v for k, v in os.environ.items() if not k.startswith(("ARENA_", "PLAYER_"))}
+    return subprocess.Popen(
+        [ARENA, *args],
+        cwd=cwd,
+        env=environ | env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def finish(process: subprocess.Popen) -> tuple[int, str, str]:
+    out, err = process.communicate(timeout=180)
+    return process.returncode, out, err
+
+
+# --- broken plugins ---------------------------------------------------------------------------
+
+
+def test_a_misspelled_hook_is_caught_by_check_pending_and_reported_broken():
+    with plugged(misspelled, "misspelled") as (host, info):
+        assert info.broken is not None
+        assert "register_seat" in info.broken
+        assert info in host.plugins
+        assert not host.manager.is_registered(misspelled)
+        assert "never-registered" not in host.registry.seats
+        assert "bayes" in host.registry.seats  # the rest of the host is untouched
+
+
+def test_two_plugins_registering_one_seat_name_is_a_duplicate_naming_both():
+    with plugged(duplicate_seat, "duplicate_seat") as (host, info):
+        assert info.broken.startswith("DuplicateName: ")
+        assert "'bayes' is registered by both 'scripted' and 'duplicate_seat'" in info.broken
+        assert host.registry.seat("bayes").source == "scripted"
+        # What the broken plugin registered before the clash is withdrawn with it.
+        assert "only-from-duplicate" not in host.registry.seats
+
+
+def test_a_plugin_failing_inside_its_hook_is_skipped_with_its_partial_registrations():
+    with plugged(broken_register, "broken_register") as (host, info):
+        assert info.broken == "RuntimeError: boom while registering"
+        assert "half-done" not in host.registry.modes
+        assert host.registry.mode("dice").name == "dice"
+
+
+def test_an_unknown_name_lists_the_known_ones(host):
+    with pytest.raises(UnknownName, match=r"unknown seat 'nobody' \(known: .*bayes.*\)"):
+        host.registry.seat("nobody")
+    with pytest.raises(UnknownName, match=r"unknown mode 'chess' \(known: .*dice, poker.*\)"):
+        host.registry.mode("chess")
+
+
+# --- talk filters and audit reporters ------------------------------------------------------
+
+
+def test_talk_filters_and_reporters_from_a_plugin_apply_in_play():
+    # Only the test plugin's filters: block the first-party ones for exact expectations.
+    environ = {"ARENA_BLOCK_PLUGINS": "talk_filters"}
+    with plugged(talk_and_audit, "talk_and_audit", environ) as (host, info):
+        assert info.broken is None
+        assert set(info.hooks) == {
+            "register_talk_filters",
+            "register_seats",
+            "register_audit_reporters",
+        }
+        assert [f.name for f in host.registry.ordered_talk_filters()] == ["shout", "hush"]
+        request = EpisodeRequest(
+            seats=3, deals=3, talk=True, seat_specs=(SeatSpec("chatty"), SeatSpec("chatty"))
+        )
+        results, records = run_episode(host, request, environ={})
+    spoken = [r for r in records if r["type"] in ("bid", "challenge") and r["say"]]
+    assert spoken
+    for record in spoken:
+        if record["say"].startswith("secret"):
+            assert record["published"] is None  # SHOUTED first, then hushed: order matters
+        else:
+            assert record["published"] == record["say"].upper()
+    assert results.audit["bid-count"] == sum(r["type"] == "bid" for r in records)
+    replay(records, results.to_json())
+
+
+def test_registration_hooks_are_the_hookspecs():
+    from arena import hookspecs
+
+    specs = {name for name in dir(hookspecs) if name.startswith("register_")}
+    assert set(REGISTRATION_HOOKS) == specs
+
+
+# --- environment switches ----------------------------------------------------------------------
+
+
+def test_block_plugins_skips_the_named_entry_points():
+    host = load({"ARENA_BLOCK_PLUGINS": "random, poker"})
+    names = {info.name for info in host.plugins}
+    assert {"random", "poker"}.isdisjoint(names)
+    assert {"dice", "scripted"} <= names
+    with pytest.raises(UnknownName):
+        host.registry.seat("random")
+    with pytest.raises(UnknownName):
+        host.registry.mode("poker")
+
+
+def test_disable_autoload_loads_nothing():
+    host = load({"ARENA_DISABLE_PLUGIN_AUTOLOAD": "1"})
+    assert host.plugins == []
+    assert host.registry.seats == {} and host.registry.modes == {}
+
+
+def test_disable_autoload_from_the_command_line(tmp_path):
+    env = {"ARENA_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    listing = run_arena(["plugins", "--json"], tmp_path, env)
+    playing = run_arena(["play", "--deals", "1"], tmp_path, env)
+    code, out, _ = finish(listing)
+    assert (code, json.loads(out)) == (0, [])
+    code, out, err = finish(playing)
+    assert (code, out) == (2, "")
+    assert err == "arena: error: unknown mode 'dice' (known: none installed)\n"
+
+
+# --- a third party's plugin, installed by a real distribution ----------------------------------
+
+CAUTIOUS = '''"""A third-party seat: opens on its most-held face, then challenges every bid."""
+
+from arena import hookimpl
+from arena.actions import Bid, Challenge
+
+
+class Cautious:
+    def __init__(self, context):
+        self.slot = context.slot
+
+    def decide(self, view):
+        if view.legal.can_challenge:
+            return Challenge()
+        face = max(view.symbols, key=view.hand.count)
+        return Bid(view.hand.count(face), face)
+
+
+@hookimpl
+def register_seats(register):
+    register("cautious", Cautious, description="challenges everything")
+'''
+
+BROKEN = 'raise ImportError("needs a library that is not installed")\n'
+
+
+def distribution(root: Path, name: str, module: str, entry: str, source: str) -> None:
+    """Install ``module`` under ``root`` as distribution ``name`` 1.0 with one arena entry point."""
+    (root / f"{module}.py").write_text(source, encoding="utf-8")
+    info = root / f"{module}-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n", encoding="utf-8"
+    )
+    (info / "entry_points.txt").write_text(f"[arena]\n{entry} = {module}\n", encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def third_party(tmp_path_factory):
+    root = tmp_path_factory.mktemp("site")
+    distribution(root, "arena-cautious", "arena_cautious", "cautious", CAUTIOUS)
+    distribution(root, "arena-broken", "arena_broken", "broken3p", BROKEN)
+    path = os.pathsep.join(p for p in (str(root), os.environ.get("PYTHONPATH")) if p)
+    return root, {"PYTHONPATH": path}
+
+
+def test_a_third_party_plugin_is_listed_and_plays_and_a_broken_one_is_reported(third_party):
+    root, env = third_party
+    listing = run_arena(["plugins", "--json"], root, env)
+    args = ["play", "--seat", "cautious", "--seats", "3", "--deals", "4", "--json"]
+    playing = run_arena([*args, "--log", "log.jsonl"], root, env)
+
+    code, out, err = finish(listing)
+    assert code == 0, err
+    rows = {row["name"]: row for row in json.loads(out)}
+    cautious = rows["cautious"]
+    assert (cautious["distribution"], cautious["version"]) == ("arena-cautious", "1.0")
+    assert cautious["trust"] == "third-party"
+    assert (cautious["hooks"], cautious["broken"]) == (["register_seats"], None)
+    broken = rows["broken3p"]
+    assert broken["trust"] == "third-party"
+    assert broken["broken"] == "ImportError: needs a library that is not installed"
+    assert rows["dice"]["broken"] is None  # the others still load
+
+    code, out, err = finish(playing)
+    assert code == 0, err
+    results = json.loads(out)
+    assert results["seats"][0]["policy"] == "cautious"
+    assert (results["seats"][0]["rejected"], results["seats"][0]["fallbacks"]) == (0, 0)
+    log = (root / "log.jsonl").read_text(encoding="utf-8").splitlines()
+    records = [json.loads(line) for line in log]
+    replay(records, results)
+    # It played its own line in the sandbox: it bids only to open a deal, else challenges.
+    bids = [r for r in records if r["type"] == "bid"]
+    first_bids = {r["deal"]: r for r in reversed(bids)}
+    own_bids = [r for r in bids if r["slot"] == 0]
+    assert all(first_bids[r["deal"]] is r for r in own_bids)
+    assert any(r["type"] == "challenge" and r["slot"] == 0 for r in records)
