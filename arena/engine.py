@@ -126,6 +126,7 @@ class Engine:
         self.emit = emit
         self.talk_filters = list(talk_filters)
         self.order = seeding.table_order(config.seed, rules.seats)
+        self.deal_streams = seeding.DealStreams(config.seed)
         self.points = [0] * rules.seats
         self.notes: list[str | None] = [None] * rules.seats
         self.notes_truncated = [False] * rules.seats
@@ -186,7 +187,7 @@ class Engine:
 
     def _deal_hands(self, number: int) -> tuple[tuple[int, ...], ...]:
         """Rule 1: the hands of deal d depend only on (seed, d)."""
-        rng = seeding.stream(self.config.seed, seeding.DEAL, number)
+        rng = self.deal_streams.for_deal(number)
         mode = self.rules.mode
         return tuple(mode.draw_hand(rng) for _ in range(self.rules.seats))
 

@@ -14,11 +14,13 @@ from fractions import Fraction
 import attrs
 import numpy as np
 
+from arena import seeding
+
 
 def _uniform_hand(mode: Mode, rng: np.random.Generator) -> tuple[int, ...]:
     """Each symbol of the hand drawn independently and uniformly."""
-    picks = rng.integers(0, len(mode.symbols), size=mode.hand_size)
-    return tuple(mode.symbols[i] for i in picks.tolist())
+    symbols = mode.symbols
+    return tuple([symbols[i] for i in seeding.uniform_indices(rng, len(symbols), mode.hand_size)])
 
 
 def _render_joined(mode: Mode, hand: tuple[int, ...]) -> str:

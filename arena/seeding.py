@@ -4,6 +4,10 @@ Each use gets its own stream, keyed by a domain and an index (``SeedSequence``
 spawn keys), so no stream depends on how much another stream was used or on
 process order: the hands of deal d depend only on (seed, d), the table order
 only on the seed, and a seat's tie-breaking stream only on (seed, slot).
+
+Deals are the one hot spot: a ``SeedSequence`` per deal cost more than all of a
+scripted deal's decisions, so :class:`DealStreams` seeds one stream per episode
+and jumps it ahead to each deal's own stretch instead.
 """
 
 from __future__ import annotations
@@ -21,6 +25,50 @@ def stream(seed: int, domain: int, *index: int) -> np.random.Generator:
     return np.random.Generator(
         np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(domain, *index)))
     )
+
+
+class DealStreams:
+    """Rule 1's generators: the one for deal d depends only on (seed, d).
+
+    A single PCG64 is seeded from (seed, DEAL); deal d's generator is that stream
+    advanced by d * 2**64 draws, a stretch of its 2**128 period disjoint from every
+    other deal's that no deal can use up (numpy documents ``advance`` for
+    exactly this). The generator object is reused: draw a deal's hands before
+    asking for the next deal.
+    """
+
+    STRIDE = 1 << 64
+
+    def __init__(self, seed: int):
+        self._bits = np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(DEAL,)))
+        self._start = self._bits.state
+        self._generator = np.random.Generator(self._bits)
+
+    def for_deal(self, deal: int) -> np.random.Generator:
+        self._bits.state = self._start
+        self._bits.advance(deal * self.STRIDE)
+        return self._generator
+
+
+_WORD = 1 << 64
+
+
+def uniform_indices(rng: np.random.Generator, n: int, count: int) -> list[int]:
+    """``count`` independent draws from ``range(n)``, each exactly uniform.
+
+    Raw 64-bit words reduced modulo n; a word at or above the largest multiple of
+    n below 2**64 would favour low indices, so it is redrawn (chance below n / 2**64).
+    ``rng.integers(n, size=count)`` has the same law, but its call overhead was
+    most of the cost of dealing a hand.
+    """
+    bits = rng.bit_generator
+    limit = _WORD - _WORD % n
+    indices = []
+    for word in bits.random_raw(count).tolist():
+        while word >= limit:
+            word = int(bits.random_raw())
+        indices.append(word % n)
+    return indices
 
 
 def table_order(seed: int, seats: int) -> tuple[int, ...]:

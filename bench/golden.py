@@ -34,10 +34,11 @@ import structlog
 
 from arena import hookimpl
 from arena.actions import Bid, Challenge
-from arena.plugins import PluginHost, load
+from arena.plugins import PluginHost, new_host
 from arena.runner import EpisodeRequest, run_episode
 from arena.seats import Reply, SeatContext, SeatSpec, SeatUnavailable
 from arena.view import SeatView
+from arena_plugins import dice, poker, random_seat, scripted
 
 MODES = ("dice", "poker")
 TABLE_SIZES = (2, 4, 8)
@@ -136,8 +137,14 @@ class _Recording:
 
 
 def grid_host() -> tuple[PluginHost, dict[str, ViewDigest]]:
-    """Installed plugins plus the grid's own, with every seat recording its views."""
-    host = load()
+    """The game's own plugins plus the grid's, with every seat recording its views.
+
+    Only these: another installed plugin (a talk filter, an audit reporter) would
+    change the bytes for reasons that have nothing to do with the hot path.
+    """
+    host = new_host()
+    for plugin in (dice, poker, scripted, random_seat):
+        host.add(plugin, plugin.__name__)
     host.add(GridPlugins(), "golden-grid")
     current = {"digest": ViewDigest()}
     for name, seat_type in list(host.registry.seats.items()):
