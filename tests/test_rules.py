@@ -380,19 +380,21 @@ def test_rule_09_after_all_deals_the_episode_settles_complete():
 
 
 class Sleepy(MinRaiser):
-    """Takes 20 ms a decision, so a 60 ms clock runs out within a few deals."""
+    """Takes 10 ms a decision."""
 
     def decide(self, view):
-        time.sleep(0.02)
+        time.sleep(0.01)
         return super().decide(view)
 
 
 def test_rule_09_the_clock_settles_deadline_at_a_deal_boundary_scored_on_deals_played():
-    # Each deal costs at least one 20 ms decision, so 40 deals need >= 0.8 s: the 60 ms clock
-    # must stop the episode early; deal 0 starts before any time has passed, so >= 1 is played.
-    outcome, records = play_table([Sleepy() for _ in range(2)], DICE, seed=3, deals=40, clock=0.06)
+    # A cap of 1 makes a deal one 10 ms decision plus the forced challenge: 1000 deals need
+    # >= 10 s, so the 0.25 s clock must stop the episode early. Deal 0 starts the moment the
+    # clock does, so at least one deal is played.
+    seats = [Sleepy() for _ in range(2)]
+    outcome, records = play_table(seats, DICE, seed=3, deals=1000, max_bids=1, clock=0.25)
     assert outcome.status == "deadline"
-    assert 1 <= outcome.deals_played < 40
+    assert 1 <= outcome.deals_played < 1000
     # Settled at a boundary: every started deal resolved.
     assert len(of(records, "deal")) == len(of(records, "challenge")) == outcome.deals_played
     n = outcome.deals_played
