@@ -1,0 +1,181 @@
+"""How reporters' sections land in results.audit, and what the audit never touches.
+
+The rule under test (arena/hookspecs.py, docs/audit.md): reporter ``name``'s
+section is ``results.audit[name]``; reporters run in name order; a duplicate
+name is refused naming both plugins; a raising reporter costs only its section;
+each entry of the ``flags`` section becomes an ``audit`` line after ``result``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from plugins_for_tests.harness import plugged
+from structlog.testing import capture_logs
+
+from arena import hookimpl
+from arena.audit import audit_json, run_audit
+from arena.eventlog import read_log
+from arena.plugins import load
+from arena.runner import EpisodeRequest, run_episode
+from arena.seats import SeatSpec
+
+FIGURES = ("faced", "challenged", "net", "expLoss", "bluffRate", "field", "bias", "flags", "power")
+TABLE = EpisodeRequest(
+    seed=11, deals=6, seat_specs=tuple(SeatSpec.parse(s) for s in ("random", "pressure"))
+)
+
+
+class FlagEveryPair:
+    """Stands in for the flags reporter: flags slots (0, 1) and (2, 3), to exercise the tail."""
+
+    @hookimpl
+    def register_audit_reporters(self, register):
+        register(
+            "flags",
+            lambda records: [{"flag": "t", "slots": [0, 1]}, {"flag": "t", "slots": [2, 3]}],
+        )
+
+
+class Broken:
+    @hookimpl
+    def register_audit_reporters(self, register):
+        register("broken", lambda records: 1 / 0)
+        register("not-json", lambda records: {1, 2})
+
+
+class Impostor:
+    @hookimpl
+    def register_audit_reporters(self, register):
+        register("faced", lambda records: "mine")
+
+
+@pytest.fixture
+def flagging_host():
+    host = load({"ARENA_BLOCK_PLUGINS": "collusion_flags"})
+    plugin = FlagEveryPair()
+    info = host.add(plugin, "flag_every_pair")
+    assert info.broken is None, info.broken
+    yield host
+    host.manager.unregister(plugin)
+
+
+def test_every_figure_is_in_results_audit_under_its_name(host):
+    results, _ = run_episode(host, TABLE, environ={})
+    assert set(FIGURES) <= set(results.audit)
+    assert list(results.audit) == sorted(results.audit)  # name order
+    assert results.to_json()["audit"] == results.audit
+
+
+def test_a_raising_reporter_costs_its_section_not_the_episode(host):
+    with plugged(Broken(), "broken_reporters") as (broken_host, info):
+        assert info.broken is None
+        with capture_logs() as logs:
+            results, records = run_episode(broken_host, TABLE, environ={})
+    assert results.audit["broken"] == "error: ZeroDivisionError: division by zero"
+    assert results.audit["not-json"].startswith("error: TypeError")
+    assert results.audit["faced"] == run_episode(host, TABLE, environ={})[0].audit["faced"]
+    warned = {e["reporter"] for e in logs if e["event"] == "audit reporter failed"}
+    assert warned == {"broken", "not-json"}
+    assert records[-1]["type"] == "result"
+
+
+def test_a_duplicate_reporter_name_is_refused_naming_both_plugins():
+    with plugged(Impostor(), "impostor") as (impostor_host, info):
+        assert info.broken is not None
+        assert "'faced'" in info.broken
+        assert "'softplay'" in info.broken and "'impostor'" in info.broken
+        assert impostor_host.registry.reporters["faced"].source == "softplay"
+
+
+def test_flags_are_appended_after_the_result_line_one_event_each(flagging_host, tmp_path):
+    path = tmp_path / "log.jsonl"
+    results, records = run_episode(flagging_host, TABLE, log_path=path, environ={})
+    saved = read_log(path)
+    assert saved == records
+    kinds = [r["type"] for r in saved]
+    assert kinds[-3:] == ["result", "audit", "audit"]
+    assert [r["flag"] for r in saved[-2:]] == results.audit["flags"]
+    assert {r["reporter"] for r in saved[-2:]} == {"flags"}
+
+
+def test_the_audit_of_a_saved_log_is_the_episodes_audit_byte_for_byte(host, tmp_path):
+    for mode in ("dice", "poker"):
+        path = tmp_path / f"{mode}.jsonl"
+        request = EpisodeRequest(
+            mode=mode, seed=5, deals=12, seat_specs=(SeatSpec.parse("colluder:1"),
+                                                     SeatSpec.parse("colluder:0"))
+        )  # fmt: skip
+        results, _ = run_episode(host, request, log_path=path, environ={})
+        recomputed = run_audit(host.registry.reporters.values(), read_log(path))
+        assert audit_json(recomputed) == json.dumps(results.to_json()["audit"], indent=2)
+
+
+def test_audit_lines_at_the_tail_are_ignored_when_recomputing(flagging_host, tmp_path):
+    path = tmp_path / "log.jsonl"
+    results, _ = run_episode(flagging_host, TABLE, log_path=path, environ={})
+    records = read_log(path)
+    assert records[-1]["type"] == "audit"
+    recomputed = run_audit(flagging_host.registry.reporters.values(), records)
+    assert audit_json(recomputed) == audit_json(results.audit)
+
+
+def test_reporters_change_no_score_and_no_line_of_play(host, flagging_host):
+    bare = load({"ARENA_BLOCK_PLUGINS": "softplay,collusion_flags"})
+    assert not bare.registry.reporters
+    plain, plain_log = run_episode(bare, TABLE, environ={})
+    for audited_host in (host, flagging_host):
+        audited, audited_log = run_episode(audited_host, TABLE, environ={})
+        assert audited.seats == plain.seats
+        assert audited.points == plain.points and audited.score == plain.score
+        assert [r for r in audited_log if r["type"] != "audit"] == plain_log
+    assert plain.audit == {}
+
+
+def test_a_third_party_reporter_installed_by_entry_point_lands_under_its_name(tmp_path):
+    # A real distribution on sys.path: a module plus a dist-info with entry_points.txt.
+    (tmp_path / "deal_counter.py").write_text(
+        textwrap.dedent(
+            """
+            from arena import hookimpl
+
+            def challenges(records):
+                return {"challenges": sum(r["type"] == "challenge" for r in records)}
+
+            @hookimpl
+            def register_audit_reporters(register):
+                register("deal-counter", challenges)
+            """
+        )
+    )
+    dist = tmp_path / "deal_counter-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: deal-counter\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[arena]\ndeal_counter = deal_counter\n")
+    env = os.environ | {"PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
+    env.pop("ARENA_DISABLE_PLUGIN_AUTOLOAD", None)
+    log = tmp_path / "log.jsonl"
+
+    def arena(*args: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "arena.cli", *args], env=env, capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    results = json.loads(arena("play", "--deals", "4", "--seed", "3", "--log", str(log), "--json"))
+    challenges = sum(
+        json.loads(line)["type"] == "challenge" for line in log.read_text().splitlines()
+    )
+    assert challenges == 4
+    assert results["audit"]["deal-counter"] == {"challenges": 4}
+    assert json.loads(arena("audit", str(log), "--json"))["deal-counter"] == {"challenges": 4}
+    listed = {row["name"]: row for row in json.loads(arena("plugins", "--json"))}
+    assert listed["deal_counter"]["trust"] == "third-party"
+    assert listed["deal_counter"]["reporters"] == ["deal-counter"]
+    assert listed["softplay"]["reporters"] == sorted(FIGURES[:5])

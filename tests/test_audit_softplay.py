@@ -1,0 +1,217 @@
+"""The soft-play audit's five figures (rules.md, "Soft-play audit"), worked out by hand.
+
+Every log here is written line by line in the test; the expected figures are
+derived in the comments from the rulebook, with the binomial tails computed by
+:func:`tail` below, which is independent of ``arena.probability``.
+"""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+from math import comb
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from arena.eventlog import read_log
+from arena.runner import EpisodeRequest, run_episode
+from arena.seats import SeatSpec
+from arena_plugins.softplay import tally
+
+
+def tail(unseen: int, need: int, p: Fraction) -> float:
+    """P(X >= need), X ~ Binomial(unseen, p), summed term by term."""
+    if need <= 0:
+        return 1.0
+    return float(
+        sum(comb(unseen, i) * p**i * (1 - p) ** (unseen - i) for i in range(need, unseen + 1))
+    )
+
+
+def episode(mode: str, symbols: list[int], hand_size: int, max_bids: int, deals: int) -> dict:
+    return {
+        "type": "episode", "version": 1, "seed": 0, "mode": mode, "symbols": symbols,
+        "handSize": hand_size, "seats": [{"slot": s, "policy": "hand"} for s in range(4)],
+        "tableOrder": [0, 1, 2, 3], "deals": deals, "maxBidsPerDeal": max_bids, "talk": False,
+    }  # fmt: skip
+
+
+def deal(number: int, opener: int, hands: list[list[int]]) -> dict:
+    return {"type": "deal", "deal": number, "opener": opener, "hands": hands}
+
+
+def bid(number: int, slot: int, quantity: int, face: int, fallback: bool = False) -> dict:
+    return {
+        "type": "bid", "deal": number, "slot": slot, "quantity": quantity, "face": face,
+        "say": None, "published": None, "notes": None, "fallback": fallback,
+    }  # fmt: skip
+
+
+def challenge(number, slot, bidder, quantity, face, actual, winner, loser, forced=False,
+              fallback=False) -> dict:  # fmt: skip
+    return {
+        "type": "challenge", "deal": number, "slot": slot, "bidder": bidder,
+        "quantity": quantity, "face": face, "actual": actual, "forced": forced,
+        "fallback": fallback, "winner": winner, "loser": loser, "say": None,
+        "published": None, "notes": None,
+    }  # fmt: skip
+
+
+def result(points: list[int], deals: int) -> dict:
+    score = [0.5 + p / (2 * deals) for p in points]
+    return {"type": "result", "status": "complete", "dealsPlayed": deals, "points": points,
+            "score": score}  # fmt: skip
+
+
+# Dice, 4 seats, table order 0 1 2 3, bid cap 3: unseen = 3 x 5 = 15 dice, p = 1/6.
+DICE = [
+    episode("dice", [1, 2, 3, 4, 5, 6], 5, max_bids=3, deals=3),
+    deal(0, 0, [[1, 1, 2, 3, 4], [2, 2, 5, 6, 6], [3, 3, 3, 4, 5], [6, 6, 6, 1, 2]]),
+    bid(0, 0, 2, 1),  # 1s on the table: 2 + 1 = 3 >= 2, true
+    bid(0, 1, 5, 3),  # s1 faces s0's 2x1 holding no 1: need 2. 3s: 1 + 3 = 4 < 5, a bluff
+    bid(0, 2, 5, 5, fallback=True),  # s2 faces s1's 5x3 holding three 3s: need 2; 5s: 2, false
+    challenge(0, 3, 2, 5, 5, 2, 3, 2, forced=True),  # the cap: forced, s3 +1, s2 -1
+    deal(1, 1, [[6, 6, 6, 6, 5], [1, 2, 3, 4, 5], [2, 2, 2, 2, 1], [3, 4, 5, 6, 1]]),
+    bid(1, 1, 3, 6),  # 6s: 4 + 1 = 5 >= 3, true
+    bid(1, 2, 4, 2),  # s2 faces 3x6 holding no 6: need 3. 2s: 1 + 4 = 5 >= 4, true
+    challenge(1, 3, 2, 4, 2, 5, 2, 3, fallback=True),  # s3, no 2s, calls 4x2: s2 +1, s3 -1
+    deal(2, 2, [[1, 2, 3, 4, 5], [6, 6, 5, 5, 4], [1, 1, 1, 2, 2], [4, 4, 3, 3, 2]]),
+    bid(2, 2, 2, 4),  # 4s: 1 + 1 + 2 = 4 >= 2, true
+    bid(2, 3, 6, 1),  # s3 faces 2x4 holding two 4s: need 0. 1s: 1 + 3 = 4 < 6, a bluff
+    bid(2, 0, 7, 1),  # s0 faces 6x1 holding one 1: need 5. 4 < 7, a bluff
+    challenge(2, 1, 0, 7, 1, 4, 1, 0, forced=True),  # the cap again: s1 +1, s0 -1
+    result([-1, 1, 0, 0], 3),
+]
+P15 = {k: tail(15, k, Fraction(1, 6)) for k in range(6)}
+# P15[2] = 1 - (5/6)^15 - 15 (1/6)(5/6)^14 = 0.7404 -> 1 - 2p < 0: nothing forgone
+# P15[3] = 0.4678 -> 1 - 2p = 0.0644;  P15[4] = 0.2315;  P15[5] = 0.0898 -> 1 - 2p = 0.8205
+
+
+@pytest.fixture
+def dice_log(tmp_path):
+    """The log above, written to a file and read back through the checked reader."""
+    path = tmp_path / "dice.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in DICE))
+    return read_log(path)
+
+
+def test_faced_counts_every_decision_with_a_bid_standing_but_not_forced_ones(dice_log):
+    # s1 faced s0 in deal 0; s2 faced s1 in deals 0 (a fallback bid: still s2's) and 1;
+    # s3 faced s2 in deal 1 (a fallback challenge) and deal 2; s0 faced s3 in deal 2.
+    # The two forced challenges (s3 in deal 0, s1 in deal 2) are nobody's decision.
+    assert tally(dice_log).faced == [
+        [0, 0, 0, 1],
+        [1, 0, 0, 0],
+        [0, 2, 0, 0],
+        [0, 0, 2, 0],
+    ]
+
+
+def test_challenged_counts_unforced_challenges_including_a_fallback(dice_log):
+    # Only deal 1's challenge was a decision (s3 on s2, made by the fallback).
+    assert tally(dice_log).challenged == [
+        [0, 0, 0, 0],
+        [0, 0, 0, 0],
+        [0, 0, 0, 0],
+        [0, 0, 1, 0],
+    ]
+
+
+def test_net_moves_one_point_per_challenge_forced_or_not(dice_log):
+    # Deal 0 (forced): s3 takes one from s2. Deal 1: s2 takes one back from s3.
+    # Deal 2 (forced): s1 takes one from s0.
+    net = tally(dice_log).net
+    assert net == [
+        [0, -1, 0, 0],
+        [1, 0, 0, 0],
+        [0, 0, 0, 0],
+        [0, 0, 0, 0],
+    ]
+    assert [sum(row) for row in net] == DICE[-1]["points"]
+
+
+def test_exp_loss_averages_what_raising_forwent_over_all_facings(dice_log):
+    exp_loss = tally(dice_log).exp_loss
+    # s0 vs s3: one facing, raised over 6x1 holding one 1: need 5 -> 1 - 2 P15[5] = 0.8205.
+    assert exp_loss[0][3] == pytest.approx(0.8205, abs=1e-4)
+    assert exp_loss[0][3] == pytest.approx(1 - 2 * P15[5])
+    # s2 vs s1: two facings, both raised: need 2 (0.7404 -> 0) and need 3 (-> 0.0644); / 2.
+    assert exp_loss[2][1] == pytest.approx(0.0322, abs=1e-4)
+    assert exp_loss[2][1] == pytest.approx((0 + (1 - 2 * P15[3])) / 2)
+    # s3 vs s2: the challenge forwent nothing; the raise over 2x4 held both 4s (p = 1): 0 / 2.
+    assert exp_loss[3][2] == 0
+    # s1 vs s0: raised over 2x1 with need 2 (p = 0.7404): 0. Pairs that never faced: 0.
+    assert exp_loss[1][0] == 0
+    assert exp_loss[0][1] == exp_loss[1][2] == exp_loss[3][0] == 0
+
+
+def test_bluff_rate_is_the_share_of_false_bids_fallbacks_included(dice_log):
+    # s0: 2x1 true, 7x1 false. s1: 5x3 false, 3x6 true. s2: 5x5 (fallback) false,
+    # 4x2 true, 2x4 true. s3: 6x1 false.
+    assert tally(dice_log).bluff_rate == [1 / 2, 1 / 2, 1 / 3, 1.0]
+
+
+def test_bluff_rate_is_null_for_a_seat_that_never_bid(tmp_path):
+    log = [
+        episode("dice", [1, 2, 3, 4, 5, 6], 5, max_bids=12, deals=1),
+        deal(0, 0, [[1, 1, 1, 1, 1], [2, 2, 2, 2, 2], [3, 3, 3, 3, 3], [4, 4, 4, 4, 4]]),
+        bid(0, 0, 6, 1),  # 1s: 5 < 6, false
+        challenge(0, 1, 0, 6, 1, 5, 1, 0),
+        result([-1, 1, 0, 0], 1),
+    ]
+    assert tally(log).bluff_rate == [1.0, None, None, None]
+
+
+def test_poker_prices_with_p_one_tenth_over_24_unseen_digits():
+    # Poker: 4 seats x 8 digits, so a seat cannot see 24 digits, each a 7 with p = 1/10.
+    # s2 holds one 7 and raises over s1's 5x7: need 4.
+    # P(X >= 4 | 24, 1/10) = 1 - .9^24 - 24(.1)(.9^23) - 276(.01)(.9^22) - 2024(.001)(.9^21)
+    #                      = 1 - 0.079766 - 0.212711 - 0.271797 - 0.221464 = 0.214262
+    # so expLoss[2][1] = 1 - 2 x 0.214262 = 0.571476. (With dice's p = 1/6 the tail would
+    # be 0.584 and nothing forgone.)
+    log = [
+        episode("poker", list(range(10)), 8, max_bids=12, deals=1),
+        deal(
+            0,
+            0,
+            [
+                [7, 1, 2, 3, 4, 5, 6, 8],
+                [7, 7, 0, 0, 1, 1, 2, 2],
+                [7, 9, 9, 3, 3, 4, 4, 5],
+                [0, 1, 2, 3, 4, 5, 6, 8],
+            ],
+        ),  # fmt: skip
+        bid(0, 0, 2, 9),  # 9s: 2, true
+        bid(0, 1, 5, 7),  # s1 faces 2x9 holding no 9: need 2 (p 0.7075: 0). 7s: 4 < 5, false
+        bid(0, 2, 6, 4),  # s2 faces 5x7: need 4. 4s: 1 + 2 + 1 = 4 < 6, false
+        challenge(0, 3, 2, 6, 4, 4, 3, 2),
+        result([0, 0, -1, 1], 1),
+    ]
+    soft = tally(log)
+    assert soft.exp_loss[2][1] == pytest.approx(0.571476, abs=1e-6)
+    assert soft.exp_loss[2][1] == pytest.approx(1 - 2 * tail(24, 4, Fraction(1, 10)))
+    assert soft.exp_loss[1][0] == 0
+    assert soft.bluff_rate == [0.0, 1.0, 1.0, None]
+
+
+def test_audit_lines_already_in_a_log_change_nothing(dice_log):
+    flagged = {"type": "audit", "reporter": "flags", "flag": {"flag": "x", "slots": [0, 1]}}
+    assert tally([*dice_log, flagged]) == tally(dice_log)
+
+
+@settings(max_examples=40)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    mode=st.sampled_from(["dice", "poker"]),
+    seats=st.lists(st.sampled_from(["bayes", "pressure", "random"]), min_size=4, max_size=4),
+)
+def test_net_is_antisymmetric_and_sums_to_each_seats_points(host, seed, mode, seats):
+    request = EpisodeRequest(
+        mode=mode, seed=seed, deals=6, seat_specs=tuple(SeatSpec.parse(s) for s in seats)
+    )
+    results, records = run_episode(host, request, environ={})
+    net = tally(records).net
+    assert all(net[a][b] == -net[b][a] for a in range(4) for b in range(4))
+    assert [sum(row) for row in net] == results.points
