@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from plugins_for_tests.harness import context, make_view, play_table
+from plugins_for_tests.harness import play_table
 from plugins_for_tests.seats import MinRaiser, Recording, Scripted
 from referee import BASELINES, baseline_moves, replay
 
@@ -646,13 +646,3 @@ def test_poker_zero_is_a_biddable_face_and_bid_ordering_is_unchanged():
     standing = StandingBid(slot=0, quantity=4, face=9)
     assert rules.bid_error(4, 0, standing) is not None  # equal quantity, lower face
     assert rules.bid_error(5, 0, standing) is None
-
-
-def test_poker_baselines_play_the_same_machinery():
-    # bayes opening with 0 0 0 7 7 1 2 3 at four seats: most held is 0 (three), unseen 24,
-    # floor(24 / 10) = 2, so 5 x 0.
-    rules = TableRules(mode=POKER, seats=4)
-    from arena_plugins.scripted import bayes
-
-    seat = bayes(context(rules))
-    assert seat.decide(make_view(rules, (0, 0, 0, 7, 7, 1, 2, 3))) == Bid(5, 0)
