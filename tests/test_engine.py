@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from plugins_for_tests.harness import play_table
+from plugins_for_tests import fussy_seat
+from plugins_for_tests.harness import play_table, plugged
 from plugins_for_tests.seats import MinRaiser, Recording, Scripted
 from referee import replay
 
@@ -173,21 +174,8 @@ def test_more_seats_given_than_the_table_holds_is_a_setup_error(host):
         run_episode(host, request)
 
 
-def test_a_seat_factory_that_fails_is_a_setup_error_naming_the_seat(host):
-    from plugins_for_tests.harness import plugged
-
-    class Fussy:
-        from arena import hookimpl
-
-        @hookimpl
-        def register_seats(self, register):
-            def refuse(context):
-                raise RuntimeError("needs a policy file")
-
-            register("fussy", refuse)
-
-    plugin = Fussy()
-    with plugged(plugin, "fussy") as (fussy_host, info):
+def test_a_seat_factory_that_fails_is_a_setup_error_naming_the_seat():
+    with plugged(fussy_seat, "fussy_seat") as (fussy_host, info):
         assert info.broken is None
         request = EpisodeRequest(seats=2, seat_specs=(SeatSpec("bayes"), SeatSpec("fussy", "x")))
         with pytest.raises(SetupError, match=r"seat 1 \(fussy:x\): needs a policy file"):
