@@ -50,8 +50,9 @@ def shipped() -> list[Policy]:
 def resolve(ref: str) -> Policy:
     """The policy a ``claude:REF`` seat names: a shipped name, or a path to a prompt file.
 
-    ``policies/<file>.md`` falls back to the shipped copy when no such file is
-    under the working directory, so the same command works outside a clone.
+    ``policies/<file>.md`` (or just ``<file>.md``) falls back to the shipped copy
+    when no such file is under the working directory, so the same command works
+    outside a clone.
     """
     ref = ref.strip()
     if not ref:
@@ -64,7 +65,7 @@ def resolve(ref: str) -> Policy:
             return parse(path.read_text(encoding="utf-8"), ref)
         except (OSError, UnicodeDecodeError) as exc:
             raise PolicyError(f"cannot read policy {ref}: {exc}") from None
-    if path.parent.name == "policies" and _is_policy_file(path.name):
+    if path.parent.name in ("", "policies") and _is_policy_file(path.name):
         for policy in shipped():
             if policy.source == f"policies/{path.name}":
                 return policy
