@@ -1,0 +1,310 @@
+"""A real HTTP server on 127.0.0.1 that speaks the Messages API wire format.
+
+Tests (and ``bench/prefix_share.py``) point the official ``anthropic`` SDK at it
+through ``ANTHROPIC_BASE_URL``: every request goes over a real socket, through
+the SDK's own serialisation, status handling and exceptions, and nothing ever
+leaves the machine. The server answers ``POST /v1/messages`` from a script, in
+order, and then from an optional responder; it records every request (raw
+bytes, parsed body, headers, arrival time) so tests can assert on prompts,
+``cache_control`` placement and ``tool_choice``.
+
+Script items: :func:`tool_call` / :func:`text` (a 200 message), :class:`Fail`
+(an error in Anthropic's error JSON shape, with ``retry-after`` if given) and
+:class:`Hang` (no answer for a while, to trip the client's timeout).
+
+Usage reports model prompt caching the way the API describes it: a prefix is
+written at each ``cache_control`` breakpoint, and a later request reads the
+longest written prefix ending at one of its block boundaries up to
+:data:`LOOKBACK` blocks before a breakpoint. Tokens are counted as bytes / 4.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import attrs
+
+LOOKBACK = 20
+"""Block boundaries before a breakpoint where the API looks for a cached prefix."""
+
+
+@attrs.frozen
+class Answer:
+    """A 200 reply: the message's content blocks and stop reason."""
+
+    content: tuple[dict[str, Any], ...]
+    stop_reason: str
+
+
+def tool_call(input: dict[str, Any], name: str = "act") -> Answer:
+    return Answer(({"type": "tool_use", "name": name, "input": input},), "tool_use")
+
+
+def tool_calls(*inputs: dict[str, Any]) -> Answer:
+    return Answer(
+        tuple({"type": "tool_use", "name": "act", "input": i} for i in inputs), "tool_use"
+    )
+
+
+def text(words: str) -> Answer:
+    return Answer(({"type": "text", "text": words},), "end_turn")
+
+
+@attrs.frozen
+class Fail:
+    """An API error: ``status`` with ``{"type": "error", "error": {"type": kind, ...}}``."""
+
+    status: int
+    kind: str
+    message: str = "scripted failure"
+    retry_after: str | None = None
+
+
+@attrs.frozen
+class Hang:
+    """Say nothing for ``seconds`` (or until the server stops)."""
+
+    seconds: float
+
+
+Scripted = Answer | Fail | Hang
+Responder = Callable[[dict[str, Any]], Scripted]
+
+
+@attrs.frozen
+class Request:
+    """One request as the server received it."""
+
+    body: bytes
+    json: dict[str, Any]
+    headers: dict[str, str]
+    """Names in lower case."""
+    arrived: float
+    """``time.monotonic()`` when the body had been read."""
+
+
+class MessagesServer:
+    """Start it (or use it as a context manager), script it, point the SDK at :attr:`url`."""
+
+    def __init__(self, responder: Responder | None = None):
+        self.responder = responder
+        self.script: deque[Scripted] = deque()
+        self.requests: list[Request] = []
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._cache: set[str] = set()
+        self._served = 0
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def push(self, *items: Scripted) -> MessagesServer:
+        with self._lock:
+            self.script.extend(items)
+        return self
+
+    def start(self) -> MessagesServer:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        self._thread.join(timeout=5)
+
+    def __enter__(self) -> MessagesServer:
+        return self.start()
+
+    def __exit__(self, *exc_info) -> None:
+        self.stop()
+
+    # --- serving ---------------------------------------------------------------------
+
+    def _next(self, body: dict[str, Any]) -> Scripted:
+        with self._lock:
+            if self.script:
+                return self.script.popleft()
+        if self.responder is not None:
+            return self.responder(body)
+        return Fail(400, "invalid_request_error", "the test server has no reply scripted")
+
+    def _message(self, body: dict[str, Any], answer: Answer) -> dict[str, Any]:
+        with self._lock:
+            self._served += 1
+            number = self._served
+            usage = self._usage(body)
+        content = []
+        for index, block in enumerate(answer.content):
+            block = dict(block)
+            if block["type"] == "tool_use":
+                block["id"] = f"toolu_{number:06d}_{index}"
+            content.append(block)
+        return {
+            "id": f"msg_{number:06d}",
+            "type": "message",
+            "role": "assistant",
+            "model": body.get("model", "unknown"),
+            "content": content,
+            "stop_reason": answer.stop_reason,
+            "stop_sequence": None,
+            "usage": usage | {"output_tokens": 12 * len(content)},
+        }
+
+    def _usage(self, body: dict[str, Any]) -> dict[str, int]:
+        """Prompt-cache accounting for this request (caller holds the lock)."""
+        blocks = prompt_blocks(body)
+        sizes, hashes, digest = [], [], hashlib.sha256()
+        for block, _marked in blocks:
+            digest.update(block.encode())
+            hashes.append(digest.hexdigest())
+            sizes.append(len(block.encode()))
+        ends = [sum(sizes[: i + 1]) for i in range(len(sizes))]
+        marks = [i for i, (_block, marked) in enumerate(blocks) if marked]
+        read_end = 0
+        for mark in marks:
+            for i in range(mark, max(mark - LOOKBACK, -1), -1):
+                if hashes[i] in self._cache:
+                    read_end = max(read_end, ends[i])
+                    break
+        write_end = max((ends[m] for m in marks), default=0)
+        self._cache.update(hashes[m] for m in marks)
+        read = read_end // 4
+        write = max(write_end - read_end, 0) // 4
+        return {
+            "input_tokens": max(ends[-1] - max(read_end, write_end), 0) // 4 if ends else 0,
+            "cache_read_input_tokens": read,
+            "cache_creation_input_tokens": write,
+        }
+
+
+def prompt_blocks(body: dict[str, Any]) -> list[tuple[str, bool]]:
+    """The prompt in the order the API reads it (tools, system, messages), one entry per
+    block: its content as canonical JSON without ``cache_control``, and whether it carries one."""
+    out: list[tuple[str, bool]] = []
+
+    def add(block: Any, role: str | None = None) -> None:
+        if isinstance(block, str):
+            block = {"type": "text", "text": block}
+        marked = isinstance(block, dict) and "cache_control" in block
+        content = {k: v for k, v in block.items() if k != "cache_control"}
+        if role is not None:
+            content["role"] = role
+        out.append((json.dumps(content, sort_keys=True, ensure_ascii=False), marked))
+
+    for tool in body.get("tools", []):
+        add(tool)
+    system = body.get("system", [])
+    for block in [system] if isinstance(system, str) else system:
+        add(block)
+    for message in body.get("messages", []):
+        content = message["content"]
+        for block in [content] if isinstance(content, str) else content:
+            add(block, message["role"])
+    return out
+
+
+def _handler_for(server: MessagesServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:  # quiet
+            pass
+
+        def do_POST(self) -> None:
+            raw = self.rfile.read(int(self.headers.get("content-length", 0)))
+            if self.path.split("?")[0] != "/v1/messages":
+                self._send(404, _error("not_found_error", f"no route {self.path}"))
+                return
+            try:
+                body = json.loads(raw)
+            except json.JSONDecodeError:
+                self._send(400, _error("invalid_request_error", "body is not JSON"))
+                return
+            with server._lock:
+                server.requests.append(
+                    Request(
+                        raw, body, {k.lower(): v for k, v in self.headers.items()}, time.monotonic()
+                    )
+                )
+            item = server._next(body)
+            if isinstance(item, Hang):
+                server._stopping.wait(item.seconds)
+                item = Fail(504, "api_error", "the test server hung")
+            if isinstance(item, Fail):
+                headers = {"retry-after": item.retry_after} if item.retry_after else {}
+                self._send(item.status, _error(item.kind, item.message), headers)
+            else:
+                self._send(200, server._message(body, item))
+
+        def _send(self, status: int, payload: dict, headers: dict | None = None) -> None:
+            data = json.dumps(payload).encode()
+            try:
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.send_header("request-id", f"req_test_{len(server.requests):06d}")
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(data)
+            except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout)
+                pass
+
+    return Handler
+
+
+def _error(kind: str, message: str) -> dict[str, Any]:
+    return {"type": "error", "error": {"type": kind, "message": message}}
+
+
+# --- a legal player, for whole episodes ---------------------------------------------------
+
+_DEAL = re.compile(r"# Your turn \(deal (\d+),")
+_LOWEST = re.compile(r"lowest bid quantity (\d+), face (\d+)")
+_BIDS_SO_FAR = re.compile(r"\(bid (\d+) of at most \d+\)")
+_RECORD_BID = re.compile(r"^(s\d)(?: \(you\))? bids quantity", re.MULTILINE)
+
+
+def table_player(patience: Callable[[int], int] = lambda deal: 3, talk: bool = True) -> Responder:
+    """A responder that always plays legally from what the prompt shows.
+
+    In deal d it challenges once ``patience(d)`` bids stand (when allowed), else
+    bids the lowest legal bid; it talks on its bids and keeps a notes line per
+    seat counting the bids it has seen, the way a tracking policy would.
+    """
+
+    def respond(body: dict[str, Any]) -> Scripted:
+        blocks = body["messages"][-1]["content"]
+        turn = blocks[-1]["text"]
+        record = "".join(block["text"] for block in blocks[:-1])
+        standing = _BIDS_SO_FAR.search(turn)
+        lowest = _LOWEST.search(turn)
+        counts: dict[str, int] = {}
+        for seat in _RECORD_BID.findall(record):
+            counts[seat] = counts.get(seat, 0) + 1
+        notes = "; ".join(f"{seat}: {n} bids seen" for seat, n in sorted(counts.items()))
+        reply: dict[str, Any] = {"notes": notes or "nothing seen yet"}
+        deal = int(_DEAL.search(turn)[1])
+        if lowest is None or (standing and int(standing[1]) >= patience(deal)):
+            return tool_call({"action": "challenge", **reply})
+        quantity, face = int(lowest[1]), int(lowest[2])
+        reply |= {"action": "bid", "quantity": quantity, "face": face}
+        if talk:
+            reply["say"] = f"I have plenty of {face}s."
+        return tool_call(reply)
+
+    return respond

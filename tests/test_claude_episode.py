@@ -1,0 +1,136 @@
+"""Whole episodes with Claude seats: four of them over the loopback API, and the CLI.
+
+The loopback server's legal player answers every request with a real tool call
+that talks on its bids and rewrites its notes every turn, so talk, notes,
+usage and caching all show up in the log the way a live table's would.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from messages_server import MessagesServer, table_player
+from referee import replay
+from test_claude_seat import offline  # noqa: F401  (autouse: no key, closed loopback URL)
+
+from arena.cli import main
+from arena.eventlog import read_log
+from arena.runner import EpisodeRequest, run_episode
+from arena.seats import SeatSpec
+
+FOUR_CLAUDES = ("claude:honest", "claude:bluffer", "claude:tracker", "claude:policies/honest.md")
+DONE_WHEN = [
+    "--seat",
+    "claude:policies/honest.md",
+    "--seat",
+    "bayes",
+    "--seat",
+    "claude:policies/tracker.md",
+    "--seat",
+    "pressure",
+]
+
+
+@pytest.fixture
+def served(monkeypatch):
+    """A loopback API whose legal player calls after 2 to 4 bids, varying by deal."""
+    with MessagesServer(table_player(patience=lambda deal: 2 + deal % 3)) as server:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        yield server
+
+
+def four_claudes(host, deals=6, seed=3):
+    specs = tuple(SeatSpec.parse(spec) for spec in FOUR_CLAUDES)
+    request = EpisodeRequest(seed=seed, deals=deals, talk=True, seat_specs=specs)
+    return run_episode(host, request)
+
+
+def test_four_claude_seats_play_a_whole_episode(host, served):
+    results, records = four_claudes(host)
+    summary = replay(records, results.to_json())  # the rulebook, checked line by line
+    assert summary.deals_played == 6 and results.status == "complete"
+    decisions = [r for r in records if r["type"] in ("bid", "challenge") and not r.get("forced")]
+    assert not [r for r in records if r["type"] in ("rejected", "fault")]
+    assert all(r["fallback"] is False for r in decisions)
+    # Every decision was one request with the forced tool and two cache breakpoints.
+    assert len(served.requests) == len(decisions) == sum(s.decisions for s in results.seats)
+    for sent in served.requests:
+        assert sent.json["tool_choice"]["name"] == "act"
+        marked = [b for b in sent.json["system"] if "cache_control" in b]
+        marked += [b for b in sent.json["messages"][0]["content"] if "cache_control" in b]
+        assert len(marked) == 2
+
+
+def test_talk_and_notes_reach_the_log(host, served):
+    results, records = four_claudes(host)
+    bids = [r for r in records if r["type"] == "bid"]
+    assert bids and all(r["say"] and r["published"] == json.dumps(r["say"]) for r in bids)
+    decisions = [r for r in records if r["type"] in ("bid", "challenge") and not r.get("forced")]
+    assert all(r["notes"] for r in decisions)
+    # A seat's notes come back to it: the next request of that seat shows its last notes.
+    last_notes: dict[int, str] = {}
+    for sent, decision in zip(served.requests, decisions, strict=True):
+        slot = decision["slot"]
+        turn = sent.json["messages"][0]["content"][-1]["text"]
+        if slot in last_notes:
+            assert f"<notes>\n{last_notes[slot]}\n</notes>" in turn
+        else:
+            assert "Your notes: none yet." in turn
+        last_notes[slot] = decision["notes"]
+
+
+def test_usage_is_recorded_per_decision_and_totalled_per_seat_and_episode(host, served):
+    results, records = four_claudes(host)
+    usage = [r for r in records if r["type"] == "usage"]
+    assert len(usage) == len(served.requests)
+    for seat in results.seats:
+        mine = [u for u in usage if u["slot"] == seat.slot]
+        assert seat.usage["calls"] == len(mine)
+        for key in ("inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens"):
+            assert seat.usage[key] == sum(u[key] for u in mine)
+        # From a seat's second call on, its stable prefix is read from the cache.
+        assert all(u["cacheReadTokens"] > 0 for u in mine[1:])
+    episode = results.to_json()["usage"]
+    assert episode["calls"] == len(usage)
+    assert episode["cacheReadTokens"] == sum(u["cacheReadTokens"] for u in usage)
+
+
+def test_same_seed_and_same_replies_give_the_same_log(host, monkeypatch):
+    logs = []
+    for _ in range(2):
+        with MessagesServer(table_player(patience=lambda deal: 3)) as server:
+            monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+            monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+            logs.append(four_claudes(host, deals=4)[1])
+    assert logs[0] == logs[1]
+
+
+# --- the CLI ------------------------------------------------------------------------------------
+
+
+def test_cli_with_no_key_plays_bayes_for_claude_seats_with_one_warning(capsys):
+    assert main(["play", *DONE_WHEN, "--deals", "3", "--json"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == (
+        "arena: warning: seats 0 (claude:policies/honest.md), 2 (claude:policies/tracker.md): "
+        "no ANTHROPIC_API_KEY: bayes played this seat\n"
+    )
+    seats = json.loads(captured.out)["seats"]
+    assert [s["standIn"] is not None for s in seats] == [True, False, True, False]
+
+
+def test_cli_against_the_local_server_writes_talk_and_notes(capsys, served, tmp_path):
+    log = tmp_path / "episode.jsonl"
+    assert main(["play", *DONE_WHEN, "--deals", "3", "--talk", "--log", str(log), "--json"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == ""
+    results = json.loads(captured.out)
+    records = read_log(log)
+    replay(records, results)
+    claude_moves = [r for r in records if r["type"] in ("bid", "challenge") and r["slot"] in (0, 2)]
+    assert claude_moves and all(r["fallback"] is False and r["notes"] for r in claude_moves)
+    assert any(r["type"] == "bid" and r["published"] for r in claude_moves)
+    assert results["seats"][0]["usage"]["calls"] == results["seats"][0]["decisions"]
+    assert results["seats"][1].get("usage") is None  # bayes makes no model calls

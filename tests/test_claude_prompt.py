@@ -1,0 +1,287 @@
+"""What a Claude seat is shown (issue 3, part 2) and how the prompt is laid out for caching.
+
+The prompt is built from the seat's own view only. These tests check every item
+the seat must see on hand-worked positions, that hidden hands never reach it
+before the reveal, and that each prompt extends the same seat's previous one.
+"""
+
+from __future__ import annotations
+
+import json
+from itertools import pairwise
+
+import attrs
+from hypothesis import given
+from hypothesis import strategies as st
+from plugins_for_tests.harness import make_view
+from plugins_for_tests.seats import MinRaiser
+from test_engine import DealtBy
+
+from arena import seeding
+from arena.engine import Engine, EpisodeConfig
+from arena.rules import TableRules
+from arena.seats import SeatContext
+from arena.view import PastDeal, PublicBid, TalkLine
+from arena_plugins.claude.prompt import build_request
+from arena_plugins.claude.settings import ModelSettings
+from arena_plugins.dice import DICE
+from arena_plugins.poker import POKER
+from arena_plugins.scripted import bayes
+from arena_policies import resolve
+
+POLICY = resolve("tracker")
+SETTINGS = ModelSettings()
+RULES = TableRules(mode=DICE, seats=4, max_bids=12)
+
+
+def text_of(request: dict) -> tuple[str, str, str]:
+    """(system, table record, turn tail) as plain text."""
+    system = "".join(block["text"] for block in request["system"])
+    blocks = request["messages"][0]["content"]
+    return system, "".join(b["text"] for b in blocks[:-1]), blocks[-1]["text"]
+
+
+def markers(request: dict) -> list[tuple[str, int]]:
+    found = [("system", i) for i, b in enumerate(request["system"]) if "cache_control" in b]
+    content = request["messages"][0]["content"]
+    return found + [("messages", i) for i, b in enumerate(content) if "cache_control" in b]
+
+
+# --- a hand-worked position ---------------------------------------------------------------
+#
+# Four seats, table order s3 s1 s2 s0; we are s2 in deal 1, opened by s1 (position 1).
+# Deal 0 (opened by s3): s3 bid 2 x 4, s1 raised to 3 x 4, s2 challenged. Fours in the
+# hands: s0 none, s1 one, s2 one, s3 none: 2 < 3, so the bid was false: s2 +1, s1 -1.
+# Deal 1 so far: s1 3 x 6, s2 (us) 4 x 2, s0 5 x 2. The lowest raise of 5 x 2 is 5 x 3.
+
+PAST = PastDeal(
+    deal=0,
+    opener=3,
+    bids=(PublicBid(3, 2, 4), PublicBid(1, 3, 4)),
+    challenger=2,
+    forced=False,
+    actual=2,
+    hands=((1, 1, 1, 1, 1), (4, 2, 2, 2, 2), (4, 5, 5, 5, 5), (3, 3, 3, 3, 3)),
+    winner=2,
+    loser=1,
+)
+VIEW = attrs.evolve(
+    make_view(RULES, (6, 6, 2, 3, 1), [(1, 3, 6), (2, 4, 2), (0, 5, 2)], slot=2, deal=1),
+    table_order=(3, 1, 2, 0),
+    opener=1,
+    history=(PAST,),
+    talk=(TalkLine(1, '"six is my face"'),),
+    talk_enabled=True,
+    notes="s1 bluffs fours",
+    notes_truncated=True,
+    retry_reason="bid 5x2 does not raise the standing bid 5x2",
+)
+
+
+def test_the_prompt_shows_everything_the_seat_may_know():
+    system, record, tail = text_of(build_request(VIEW, RULES, POLICY, SETTINGS))
+    # Its policy and the rules in brief, with its slot and the table order.
+    assert POLICY.prompt in system
+    assert "4 seats: s0, s1, s2 (you), s3" in system
+    assert "faces are 1 to 6" in system
+    assert "table order, wrapping: s3 -> s1 -> s2 (you) -> s0" in system
+    assert "(1 <= quantity <= 20)" in system
+    assert "After 12 bids in a deal" in system
+    assert "You are s2." in system
+    # The previous deal in full: bids, challenger, count, every hand, points moved.
+    assert "## Deal 0: opener s3, your hand [4 5 5 5 5]\n" in record
+    assert "s3 bids quantity 2, face 4\ns1 bids quantity 3, face 4\n" in record
+    assert "s2 (you) challenged s1: face 4 showed 2 times, the bid was false; " in record
+    assert "s2 (you) +1, s1 -1." in record
+    assert "Hands: s0 [1 1 1 1 1], s1 [4 2 2 2 2], s2 (you) [4 5 5 5 5], s3 [3 3 3 3 3]" in record
+    assert "Points: s0 +0, s1 -1, s2 (you) +1, s3 +0." in record
+    # This deal: opener, own hand, the bids in order with who made each.
+    assert record.endswith(
+        "## Deal 1: opener s1, your hand [6 6 2 3 1]\n"
+        "s1 bids quantity 3, face 6\n"
+        "s2 (you) bids quantity 4, face 2\n"
+        "s0 bids quantity 5, face 2\n"
+    )
+    # The turn: standing bid, talk with its speaker, notes, legal actions, retry reason.
+    assert "Standing bid: quantity 5, face 2 by s0 (bid 3 of at most 12)." in tail
+    assert 's1: "six is my face"' in tail
+    assert "<notes>\ns1 bluffs fours\n</notes>" in tail
+    assert "cut to 4000 characters" in tail
+    assert "lowest bid quantity 5, face 3; quantity up to 20" in tail
+    assert "challenge or bid" in tail
+    assert "rejected: bid 5x2 does not raise the standing bid 5x2" in tail
+
+
+def test_an_opening_turn_says_a_challenge_is_not_allowed():
+    view = make_view(RULES, (1, 2, 3, 4, 5))
+    _, _, tail = text_of(build_request(view, RULES, POLICY, SETTINGS))
+    assert "No standing bid: you open." in tail
+    assert "you must bid; lowest bid quantity 1, face 1" in tail
+    assert "Your notes: none yet." in tail
+    assert "rejected" not in tail
+
+
+def test_when_no_bid_can_raise_the_seat_is_told_to_challenge():
+    view = make_view(RULES, (6, 6, 6, 6, 6), [(1, 20, 6)])  # 20 x 6: nothing is higher
+    assert view.legal.min_bid is None
+    _, _, tail = text_of(build_request(view, RULES, POLICY, SETTINGS))
+    assert "no bid can raise the standing bid; you must challenge" in tail
+
+
+def test_a_forced_challenge_is_marked_in_the_history():
+    forced = attrs.evolve(PAST, forced=True)
+    view = attrs.evolve(VIEW, history=(forced,))
+    _, record, _ = text_of(build_request(view, RULES, POLICY, SETTINGS))
+    assert "s2 (you) was forced (bid cap) to challenge s1:" in record
+
+
+def test_poker_hands_are_shown_as_digits():
+    rules = TableRules(mode=POKER, seats=4)
+    view = make_view(rules, (0, 7, 3, 3, 0, 9, 1, 2))
+    system, record, _ = text_of(build_request(view, rules, POLICY, SETTINGS))
+    assert "your hand [07330912]" in record
+    assert "faces are 0 to 9" in system
+    assert "(1 <= quantity <= 32)" in system
+
+
+def test_the_odds_table_is_the_exact_binomial_tail():
+    system, _, _ = text_of(build_request(VIEW, RULES, POLICY, SETTINGS))
+    # 15 unseen dice, p = 1/6: P(X >= 1) = 1 - (5/6)^15 = 0.93509...; P(X >= 3) = 0.46774...
+    assert "1: 93.5%" in system and "3: 46.8%" in system
+
+
+def test_talk_off_leaves_talk_out_of_rules_tail_and_tool():
+    view = attrs.evolve(VIEW, talk_enabled=False, talk=())
+    request = build_request(view, RULES, POLICY, SETTINGS)
+    system, _, tail = text_of(request)
+    assert "`say`" not in system and "Talk this deal" not in tail
+    assert "say" not in request["tools"][0]["input_schema"]["properties"]
+
+
+# --- the request's shape ----------------------------------------------------------------
+
+
+def test_one_forced_tool_whose_schema_names_nothing_but_the_reply_fields():
+    request = build_request(VIEW, RULES, POLICY, SETTINGS)
+    (tool,) = request["tools"]
+    assert request["tool_choice"] == {
+        "type": "tool",
+        "name": tool["name"],
+        "disable_parallel_tool_use": True,
+    }
+    schema = tool["input_schema"]
+    assert schema["additionalProperties"] is False
+    assert schema["required"] == ["action"]
+    assert set(schema["properties"]) == {"action", "quantity", "face", "say", "notes"}
+    assert schema["properties"]["action"]["enum"] == ["bid", "challenge"]
+    assert schema["properties"]["face"]["enum"] == [1, 2, 3, 4, 5, 6]
+    assert schema["properties"]["quantity"]["maximum"] == 20
+    assert schema["properties"]["notes"]["maxLength"] == 4000
+
+
+def test_two_cache_breakpoints_end_of_system_and_end_of_the_record():
+    request = build_request(VIEW, RULES, POLICY, SETTINGS)
+    content = request["messages"][0]["content"]
+    assert markers(request) == [("system", 1), ("messages", len(content) - 2)]
+    # The marked block is the last record line (the standing bid); the tail follows it.
+    assert content[-2]["text"] == "s0 bids quantity 5, face 2\n"
+
+
+def test_model_and_max_tokens_come_from_the_settings_and_temperature_only_when_set():
+    request = build_request(VIEW, RULES, POLICY, ModelSettings(model="m-1", max_tokens=77))
+    assert (request["model"], request["max_tokens"]) == ("m-1", 77)
+    assert "extra_body" not in request
+    warm = build_request(VIEW, RULES, POLICY, ModelSettings(temperature=0.25))
+    assert warm["extra_body"] == {"temperature": 0.25}
+
+
+# --- through the engine ---------------------------------------------------------------------
+
+
+class PromptRecorder:
+    """Records the request a Claude seat would send, then plays a hand-blind min-raise with
+    talk and notes (so every public fact is the same whatever the hidden hands are)."""
+
+    def __init__(self, rules: TableRules):
+        self.rules = rules
+        self.inner = MinRaiser()
+        self.requests: list[dict] = []
+
+    def decide(self, view):
+        self.requests.append(build_request(view, self.rules, POLICY, SETTINGS))
+        action = self.inner.decide(view)
+        turn = len(self.requests)
+        return attrs.evolve(action, say=f"turn {turn}", notes=f"notes after turn {turn}")
+
+
+def play_recorded(mode, seats, seed, deals, max_bids, observer, swaps, talk=True):
+    """The observer's prompts with hand-blind seats elsewhere; ``swaps`` replaces hands."""
+    dealt = attrs.evolve(mode, draw=DealtBy(seats, swaps))
+    rules = TableRules(mode=dealt, seats=seats, max_bids=max_bids)
+    config = EpisodeConfig(rules=rules, seed=seed, deals=deals, talk=talk)
+    table = [PromptRecorder(rules) for _ in range(seats)]
+    fallbacks = [
+        bayes(SeatContext(slot, seed, rules, seeding.stream(seed, seeding.FALLBACK, slot)))
+        for slot in range(seats)
+    ]
+    Engine(config, table, ["claude"] * seats, fallbacks, lambda event: None).play()
+    return [json.dumps(r, sort_keys=True) for r in table[observer].requests]
+
+
+@st.composite
+def tables_with_swapped_hands(draw):
+    mode = draw(st.sampled_from([DICE, POKER]))
+    seats = draw(st.integers(2, 6))
+    observer = draw(st.integers(0, seats - 1))
+    deals = draw(st.integers(1, 3))
+    hand = st.tuples(*[st.sampled_from(mode.symbols)] * mode.hand_size)
+    swaps = {(deals - 1, slot): draw(hand) for slot in range(seats) if slot != observer}
+    seed = draw(st.integers(0, 2**32 - 1))
+    max_bids = draw(st.integers(1, 12))
+    return mode, seats, seed, deals, max_bids, observer, swaps
+
+
+@given(tables_with_swapped_hands())
+def test_a_seats_prompt_is_unchanged_when_other_hidden_hands_change(table):
+    """Information hiding, at the prompt: before the reveal, the other seats' hands of the
+    deal in play may be anything; the observer's prompts are the same bytes."""
+    mode, seats, seed, deals, max_bids, observer, swaps = table
+    plain = play_recorded(mode, seats, seed, deals, max_bids, observer, {})
+    swapped = play_recorded(mode, seats, seed, deals, max_bids, observer, swaps)
+    assert swapped == plain
+
+
+def test_after_the_reveal_the_prompt_does_show_the_other_hands():
+    """The check above can fail: a hand swapped in deal 0 shows in every deal-1 prompt."""
+    swaps = {(0, 1): (6, 6, 6, 6, 6)}
+    plain = play_recorded(DICE, 2, 11, 2, 4, 0, {})
+    swapped = play_recorded(DICE, 2, 11, 2, 4, 0, swaps)
+    deal_1 = [i for i, p in enumerate(plain) if "# Your turn (deal 1," in p]
+    assert deal_1 and all(plain[i] != swapped[i] for i in deal_1)
+    assert all("s1 [6 6 6 6 6]" in swapped[i] for i in deal_1)
+
+
+def test_each_prompt_extends_the_same_seats_previous_one():
+    """The cache layout: tools and system never change within an episode, and the previous
+    prompt's record (every block up to its breakpoint) is a block-for-block prefix of the
+    next prompt's record, so the API finds the cached prefix at a block boundary."""
+    seats, deals = 4, 5
+    rules = TableRules(mode=DICE, seats=seats, max_bids=6)
+    config = EpisodeConfig(rules=rules, seed=5, deals=deals, talk=True)
+    table = [PromptRecorder(rules) for _ in range(seats)]
+    fallbacks = [
+        bayes(SeatContext(s, 5, rules, seeding.stream(5, seeding.FALLBACK, s)))
+        for s in range(seats)
+    ]
+    Engine(config, table, ["claude"] * seats, fallbacks, lambda event: None).play()
+    for seat in table:
+        assert len(seat.requests) >= deals
+        for before, after in pairwise(seat.requests):
+            assert after["tools"] == before["tools"]
+            assert after["system"] == before["system"]
+            old = before["messages"][0]["content"][:-1]
+            new = after["messages"][0]["content"][:-1]
+            assert old[-1].pop("cache_control") == {"type": "ephemeral"}
+            assert [b.get("text") for b in new[: len(old)]] == [b["text"] for b in old]
+            assert all("cache_control" not in b for b in new[: len(old)])
+            assert len(new) > len(old)
