@@ -40,7 +40,9 @@ class _Parser(argparse.ArgumentParser):
     """argparse that reports a usage error as one line."""
 
     def error(self, message: str):
-        self.exit(USAGE_ERROR, f"{self.prog}: error: {message}\n")
+        command = self.prog.removeprefix("arena").strip()
+        where = f" (arena {command})" if command else ""
+        self.exit(USAGE_ERROR, f"arena: error: {message}{where}\n")
 
 
 def _bounded(kind: Callable, low=None, high=None, *, above=None) -> Callable[[str], object]:
