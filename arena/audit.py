@@ -66,7 +66,7 @@ def audit_events(sections: dict[str, Any]) -> list[Audit]:
 
 
 def audit_json(sections: dict[str, Any]) -> str:
-    """The audit as ``arena play --json`` and ``arena audit --json`` both print it."""
+    """``arena audit --json``: the episode's ``results.audit`` re-serialised the same way."""
     return json.dumps(sections, indent=2)
 
 
