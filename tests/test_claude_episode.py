@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 
 import pytest
+import structlog
 from messages_server import MessagesServer, table_player
 from referee import replay
 from test_claude_seat import offline  # noqa: F401  (autouse: no key, closed loopback URL)
@@ -30,6 +31,18 @@ DONE_WHEN = [
     "--seat",
     "pressure",
 ]
+
+
+@pytest.fixture
+def cli():
+    """``arena.cli.main``; afterwards, structlog's defaults again.
+
+    The CLI configures structlog to print to the stderr it finds, here pytest's
+    capture, which is closed after the test: a later test's log line must not
+    go there.
+    """
+    yield main
+    structlog.reset_defaults()
 
 
 @pytest.fixture
@@ -110,8 +123,8 @@ def test_same_seed_and_same_replies_give_the_same_log(host, monkeypatch):
 # --- the CLI ------------------------------------------------------------------------------------
 
 
-def test_cli_with_no_key_plays_bayes_for_claude_seats_with_one_warning(capsys):
-    assert main(["play", *DONE_WHEN, "--deals", "3", "--json"]) == 0
+def test_cli_with_no_key_plays_bayes_for_claude_seats_with_one_warning(capsys, cli):
+    assert cli(["play", *DONE_WHEN, "--deals", "3", "--json"]) == 0
     captured = capsys.readouterr()
     assert captured.err == (
         "arena: warning: seats 0 (claude:policies/honest.md), 2 (claude:policies/tracker.md): "
@@ -121,9 +134,9 @@ def test_cli_with_no_key_plays_bayes_for_claude_seats_with_one_warning(capsys):
     assert [s["standIn"] is not None for s in seats] == [True, False, True, False]
 
 
-def test_cli_against_the_local_server_writes_talk_and_notes(capsys, served, tmp_path):
+def test_cli_against_the_local_server_writes_talk_and_notes(capsys, cli, served, tmp_path):
     log = tmp_path / "episode.jsonl"
-    assert main(["play", *DONE_WHEN, "--deals", "3", "--talk", "--log", str(log), "--json"]) == 0
+    assert cli(["play", *DONE_WHEN, "--deals", "3", "--talk", "--log", str(log), "--json"]) == 0
     captured = capsys.readouterr()
     assert captured.err == ""
     results = json.loads(captured.out)

@@ -15,6 +15,7 @@ import urllib.error
 import urllib.request
 
 import pytest
+import structlog
 from messages_server import Fail, Hang, MessagesServer, table_player, text, tool_call, tool_calls
 from referee import replay
 
@@ -40,7 +41,12 @@ CLAUDE_ENV = (
 
 @pytest.fixture(autouse=True)
 def offline(monkeypatch):
-    """No key and a closed loopback port unless a test serves the API itself."""
+    """No key and a closed loopback port unless a test serves the API itself.
+
+    Also structlog's defaults: a CLI test elsewhere may have left it printing to a
+    captured stderr that is closed by now, and the seat logs each retry.
+    """
+    structlog.reset_defaults()
     for name in CLAUDE_ENV:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("ANTHROPIC_BASE_URL", CLOSED_LOOPBACK)

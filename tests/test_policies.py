@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+import structlog
 
 from arena.cli import main
 from arena_policies import PolicyError, parse, resolve, shipped
@@ -92,11 +93,18 @@ def test_a_broken_policy_file_is_refused(text, fragment):
         parse(text, "bad.md")
 
 
-def test_arena_policies_lists_them(capsys):
-    assert main(["policies", "--json"]) == 0
+@pytest.fixture
+def cli():
+    """``arena.cli.main``; afterwards structlog's defaults, not the CLI's captured stderr."""
+    yield main
+    structlog.reset_defaults()
+
+
+def test_arena_policies_lists_them(capsys, cli):
+    assert cli(["policies", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert [row["name"] for row in rows] == [p.name for p in shipped()]
     assert set(rows[0]) == {"name", "file", "author", "description"}
-    assert main(["policies"]) == 0
+    assert cli(["policies"]) == 0
     out = capsys.readouterr().out
     assert all(name in out for name in ("honest", "bluffer", "tracker"))
