@@ -202,13 +202,17 @@ def from_record(record: dict[str, Any]) -> Event:
 
 def to_line(event: Event) -> str:
     """The event as one compact JSON line (no trailing newline)."""
-    return json.dumps(event.to_record(), separators=(",", ":"), ensure_ascii=False, default=_plain)
+    return _ENCODER.encode(event.to_record())
 
 
 def _plain(value: Any) -> Any:
     if attrs.has(type(value)):
         return attrs.asdict(value)
     raise TypeError(f"not JSON-able: {type(value).__name__}")
+
+
+# Built once: json.dumps with non-default options builds a new encoder on every call.
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=_plain)
 
 
 @cache
