@@ -7,7 +7,17 @@ spec and the environment. ``docs/claude-seat.md`` describes the whole.
 """
 
 from arena import hookimpl
-from arena_plugins.claude.seat import claude_seat
+
+
+def claude_seat(context):
+    """Build a Claude seat; the SDK is imported here, not when plugins load.
+
+    Importing ``anthropic`` costs seconds, and every ``arena`` command loads
+    every plugin: only a table with a Claude seat should pay for it.
+    """
+    from arena_plugins.claude.seat import claude_seat as build
+
+    return build(context)
 
 
 @hookimpl
