@@ -7,6 +7,7 @@ positions and tables by hand lives in ``plugins_for_tests.harness``.
 from __future__ import annotations
 
 import pytest
+import structlog
 from hypothesis import settings
 from plugins_for_tests import misbehaving
 from plugins_for_tests.harness import plugged
@@ -30,3 +31,14 @@ def misbehaving_host():
     with plugged(misbehaving, "misbehaving") as (plugin_host, info):
         assert info.broken is None, info.broken
         yield plugin_host
+
+
+@pytest.fixture(autouse=True)
+def _fresh_structlog():
+    """Undo ``arena.cli.main``'s logging set-up after each test.
+
+    The CLI binds structlog to the stderr it finds, which under pytest's capture
+    is closed after the test; a later test's log call would then raise.
+    """
+    yield
+    structlog.reset_defaults()
