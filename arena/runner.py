@@ -73,12 +73,12 @@ def run_episode(
     specs = table_specs(request, environ)
     fallbacks = [_fallback_seat(config, slot) for slot in range(config.rules.seats)]
     filters = [f.apply for f in registry.ordered_talk_filters()]
+    policies = tuple(str(spec) for spec in specs)
     seats = []
     try:
         for slot, spec in enumerate(specs):
-            seats.append(_table_seat(host, config, slot, spec, environ))
+            seats.append(_table_seat(host, config, slot, spec, policies, environ))
         with _open_log(log_path) as event_log:
-            policies = [str(spec) for spec in specs]
             engine = Engine(config, seats, policies, fallbacks, event_log.emit, filters)
             outcome = engine.play()
             records = event_log.records()
@@ -127,8 +127,17 @@ def build_config(registry: Registry, request: EpisodeRequest) -> EpisodeConfig:
         raise SetupError(str(exc)) from None
 
 
-def build_seat(registry: Registry, config: EpisodeConfig, slot: int, spec: SeatSpec):
-    """The seat's policy object, built in this process by its plugin's factory."""
+def build_seat(
+    registry: Registry,
+    config: EpisodeConfig,
+    slot: int,
+    spec: SeatSpec,
+    policies: tuple[str, ...] = (),
+):
+    """The seat's policy object, built in this process by its plugin's factory.
+
+    ``policies`` is every seat's spec by slot, as the table's name cards show them.
+    """
     seat_type = registry.seat(spec.name)
     context = SeatContext(
         slot=slot,
@@ -137,6 +146,7 @@ def build_seat(registry: Registry, config: EpisodeConfig, slot: int, spec: SeatS
         rng=seeding.stream(config.seed, seeding.SEAT, slot),
         arg=spec.arg,
         talk=config.talk,
+        policies=policies,
     )
     try:
         return seat_type.factory(context)
@@ -145,18 +155,23 @@ def build_seat(registry: Registry, config: EpisodeConfig, slot: int, spec: SeatS
 
 
 def _table_seat(
-    host: PluginHost, config: EpisodeConfig, slot: int, spec: SeatSpec, environ: Mapping[str, str]
+    host: PluginHost,
+    config: EpisodeConfig,
+    slot: int,
+    spec: SeatSpec,
+    policies: tuple[str, ...],
+    environ: Mapping[str, str],
 ):
     """A seat as it will sit at the table: third-party policies go into the sandbox."""
     source = host.registry.seat(spec.name).source
     if host.trust(source) != "third-party":
-        return build_seat(host.registry, config, slot, spec)
+        return build_seat(host.registry, config, slot, spec, policies)
     try:
         policy = SandboxPolicy.from_environ(environ)
     except ValueError as exc:
         raise SetupError(str(exc)) from None
     if policy.mode == "off":
-        return build_seat(host.registry, config, slot, spec)
+        return build_seat(host.registry, config, slot, spec, policies)
     if policy.mode == "process":
         log.warning("bubblewrap not found: third-party seat runs in a plain subprocess", slot=slot)
     setup = {
@@ -167,6 +182,7 @@ def _table_seat(
         "talk": config.talk,
         "slot": slot,
         "spec": str(spec),
+        "policies": list(policies),
     }
     try:
         return SandboxedSeat(setup, policy)

@@ -51,7 +51,8 @@ def _build(setup: dict[str, Any]):
         talk=setup["talk"],
     )
     config = build_config(host.registry, request)
-    return build_seat(host.registry, config, setup["slot"], SeatSpec.parse(setup["spec"]))
+    spec = SeatSpec.parse(setup["spec"])
+    return build_seat(host.registry, config, setup["slot"], spec, tuple(setup["policies"]))
 
 
 def _answer(reply: Any) -> dict[str, Any]:

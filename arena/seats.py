@@ -1,10 +1,11 @@
 """The seat contract: how a policy is built and what it answers.
 
 A seat plugin registers a factory; the factory gets a :class:`SeatContext`
-(its slot, its own seeded generator, the table rules and the argument of its
-``--seat name:arg`` spec) and returns an object with ``decide(view)``. The
-reply may be an :class:`arena.actions.Bid`/``Challenge``, a JSON-like mapping
-or text; the engine parses it and applies rule 11 to anything else.
+(its slot, its own seeded generator, the table rules, the argument of its
+``--seat name:arg`` spec and every seat's spec) and returns an object with
+``decide(view)``. The reply may be an :class:`arena.actions.Bid`/``Challenge``,
+a JSON-like mapping or text; the engine parses it and applies rule 11 to
+anything else.
 """
 
 from __future__ import annotations
@@ -52,6 +53,8 @@ class SeatContext:
     arg: str | None = None
     """The part after ``name:`` in the seat spec (e.g. a policy prompt path)."""
     talk: bool = False
+    policies: tuple[str, ...] = ()
+    """Every seat's spec, by slot: public, like name cards at the table (not in the view)."""
 
 
 @attrs.frozen

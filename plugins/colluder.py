@@ -1,10 +1,20 @@
-"""``colluder:PARTNER``: a planted soft-player, for calibrating and testing the audit only.
+"""``colluder`` and ``colluder:SPEC``: planted soft-players, for calibrating and testing the audit.
 
-It plays the bayes baseline, except with its partner's bid standing: then it
+Partners are recognised by policy, from the table's name cards
+(``SeatContext.policies``), so the colluder works in a league where nobody knows
+in advance which slot a teammate will draw:
+
+- ``colluder`` goes easy on every *other* seat whose spec is the same as its
+  own: two ``colluder`` seats at a table are a team.
+- ``colluder:SPEC`` goes easy on every other seat whose spec is ``SPEC``: a
+  one-way soft player (``colluder:bayes`` waves bayes seats through).
+
+It plays the bayes baseline, except with a partner's bid standing: then it
 challenges only when that bid is under :data:`CALL_BELOW` (2%) likely from its
 own hand. Otherwise it raises as bayes would (the likeliest raise at least 35%
 likely), and with no such raise it makes the minimum legal raise rather than
 challenge; it challenges only when no bid is legal at all. It never talks.
+With no partner at the table it is bayes.
 
 It exists so the audit's detection rate can be measured against a known
 colluding pair; it is not a policy to field in a league.
@@ -22,14 +32,14 @@ from arena.view import SeatView
 from arena_plugins.scripted import BAYES, ScriptedSeat
 
 CALL_BELOW = 0.02
-"""Against the partner, challenge only bids less likely than this."""
+"""Against a partner, challenge only bids less likely than this."""
 
 
 class Colluder:
-    """bayes, waving its partner's bids through unless they are near-impossible."""
+    """bayes, waving its partners' bids through unless they are near-impossible."""
 
     def __init__(self, context: SeatContext):
-        self.partner = _partner(context)
+        self.partners = partners(context)
         self.bayes = ScriptedSeat(context, BAYES)
         # The same raise machinery with the challenge line removed: it raises or,
         # with nothing safe to bid, says Challenge, which we turn into a min raise.
@@ -37,7 +47,7 @@ class Colluder:
 
     def decide(self, view: SeatView) -> Action:
         standing = view.standing
-        if standing is None or standing.slot != self.partner:
+        if standing is None or standing.slot not in self.partners:
             return self.bayes.decide(view)
         p_true = bid_probability(view.hand, standing.quantity, standing.face, view.unseen, view.p)
         if p_true < CALL_BELOW:
@@ -48,19 +58,19 @@ class Colluder:
         return Bid(*view.legal.min_bid)
 
 
-def _partner(context: SeatContext) -> int:
-    try:
-        partner = int(context.arg or "")
-    except ValueError:
-        raise ValueError(
-            f"colluder needs its partner's slot, e.g. colluder:1 (got {context.arg!r})"
-        ) from None
-    if not 0 <= partner < context.rules.seats or partner == context.slot:
-        raise ValueError(
-            f"colluder partner must be another slot of the {context.rules.seats}-seat table, "
-            f"got {partner}"
-        )
-    return partner
+def partners(context: SeatContext) -> frozenset[int]:
+    """The other slots whose spec is the partner spec: ``arg``, or else this seat's own.
+
+    None at the table (say, a league drew no teammate) leaves plain bayes.
+    """
+    if context.arg == "":
+        raise ValueError("colluder:SPEC needs the partners' seat spec after the colon")
+    policies = context.policies
+    own = policies[context.slot] if context.slot < len(policies) else None
+    wanted = own if context.arg is None else context.arg
+    return frozenset(
+        slot for slot, spec in enumerate(policies) if spec == wanted and slot != context.slot
+    )
 
 
 @hookimpl
@@ -68,7 +78,7 @@ def register_seats(register):
     register(
         "colluder",
         Colluder,
-        description="TEST/CALIBRATION ONLY: bayes that waves its partner's bids through "
-        "(colluder:PARTNER_SLOT).",
+        description="TEST/CALIBRATION ONLY: bayes that waves its partners' bids through "
+        "(colluder: seats of its own spec; colluder:SPEC: seats of SPEC).",
         stochastic=True,
     )

@@ -29,7 +29,7 @@ def restore_logging():
 def played(tmp_path, capsys):
     """A logged poker episode and the ``--json`` results it printed."""
     path = tmp_path / "episode.jsonl"
-    seats = "colluder:2,random,colluder:0,pressure"
+    seats = "colluder,random,colluder,pressure"
     assert main(["play", "--mode", "poker", "--seed", "4", "--deals", "10", "--seat", seats,
                  "--log", str(path), "--json"]) == 0  # fmt: skip
     return path, json.loads(capsys.readouterr().out)
