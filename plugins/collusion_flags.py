@@ -1,34 +1,50 @@
 """Collusion flags on top of the soft-play audit: field, bias, flags and their power.
 
-In the style of the sibling arena's audit: per seat, ``field[a]`` is a's expLoss
-over all its facings; ``bias[a][b] = expLoss[a][b] - field[a]`` is how much more
-a waved b's bids through than it waved bids through in general. A pair is
-flagged *soft-play* when both directions have enough facings and both biases
-exceed one threshold; one direction is flagged *waves-through* when its bias
-alone exceeds a higher one (:class:`Thresholds`).
-The thresholds were set by ``bench/calibrate_audit.py``; ``docs/audit.md`` has
-the measured false-flag and detection rates, and why they are what they are:
-in play a seat only ever faces the seat before it in table order (rule 5), so
-its field is its rate against that one seat, every bias is 0 and, within one
-episode, no flag can fire. The contrast these flags need exists across episodes.
+In the style of the sibling arena's audit: ``field[a]`` is a's expLoss over all
+its facings; ``bias[a][b] = expLoss[a][b] - field[a]`` is how much more a waved
+b's bids through than it waved bids through in general. A pair is flagged
+*soft-play* when both directions have enough facings and both biases exceed one
+threshold; one direction is flagged *waves-through* when its bias alone exceeds
+a higher one (:class:`Thresholds`).
 
-Flags are diagnostics: nothing here changes a score.
+One computation, two scopes. The flags are a function of a :class:`Pool`: per
+ordered pair of keys, the facings and the summed forgone value. The keys are
+
+- the **slots** of one episode: the per-episode reporters ``field``, ``bias``,
+  ``flags`` and ``power``. In play they are structurally silent: rule 5 passes
+  the turn to the next table position and the order is fixed for the episode,
+  so a seat only ever faces the seat before it, its field is its rate against
+  that one seat and every bias is 0 (docs/audit.md, "Read this first");
+- the **policies** (seat specs) of many episodes: :func:`pooled_audit`, behind
+  ``arena audit LOG LOG ...`` and ``arena audit --league DB``. Table order is
+  reshuffled per seed, so across episodes a policy faces many others and the
+  contrast the flags read exists. Two seats of one policy at a table make the
+  pair (P, P): its two directions are one cell ("P faces P"), so that cell is
+  both directions of the soft-play test.
+
+Thresholds were measured by ``bench/calibrate_audit.py``; docs/audit.md has the
+figures. Flags are diagnostics: nothing here changes a score.
 """
 
 from __future__ import annotations
 
+import math
 import statistics
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any
 
 import attrs
 
 from arena import hookimpl
-from arena_plugins.softplay import SoftPlay, tally
+from arena_plugins.softplay import tally
+
+SLOTS = "slots"
+POLICIES = "policies"
 
 
 @attrs.frozen
 class Thresholds:
-    """When a bias is a flag; the values in :data:`CALIBRATED` were measured, not guessed."""
+    """When a bias is a flag; the values below were measured, not guessed."""
 
     min_facings: int
     """A direction needs at least this many facings before its bias can flag."""
@@ -39,90 +55,233 @@ class Thresholds:
 
 
 CALIBRATED = Thresholds(min_facings=8, soft_play=0.05, waves_through=0.10)
-"""Chosen by ``bench/calibrate_audit.py`` (every set in its grid tied at 0 false flags and
-0 detections; the rule then takes the lowest bars and the most facings); see docs/audit.md."""
+"""The per-episode bars. Inert in play (every bias is 0 within an episode); they act
+only on a hand-written log in which a seat faced several opponents. See docs/audit.md."""
+
+POOLED = Thresholds(min_facings=40, soft_play=0.06, waves_through=0.10)
+"""The pooled audit's bars, chosen by ``bench/calibrate_audit.py`` on honest leagues
+(<= 1% of leagues falsely flagged at every league length measured); see docs/audit.md."""
 
 
-def field(soft: SoftPlay) -> list[float | None]:
+@attrs.frozen
+class EpisodeFacings:
+    """One episode's raw material for the flags: the seats' policies and the facing tallies."""
+
+    policies: tuple[str, ...]
+    """Seat spec by slot."""
+    faced: tuple[tuple[int, ...], ...]
+    forgone: tuple[tuple[float, ...], ...]
+    """Summed max(0, 1 - 2 pTrue) per ordered slot pair: expLoss's numerator."""
+    decisions: int
+    deals: int
+
+    @classmethod
+    def from_records(cls, records: Sequence[Mapping[str, Any]]) -> EpisodeFacings:
+        """From an event log's records (its audit lines, if any, are ignored)."""
+        soft = tally(records)
+        return cls(
+            policies=tuple(seat["policy"] for seat in records[0]["seats"]),
+            faced=_frozen(soft.faced),
+            forgone=_frozen(soft.forgone),
+            decisions=soft.decisions,
+            deals=sum(1 for record in records if record["type"] == "challenge"),
+        )
+
+    @classmethod
+    def from_results(cls, results: Mapping[str, Any]) -> EpisodeFacings:
+        """From an episode's results JSON, as a league stores it; the same numbers as its log.
+
+        Raises ``KeyError`` naming the section when the episode was played without the
+        ``softplay`` and ``collusion_flags`` reporters.
+        """
+        audit = results.get("audit") or {}
+        for section in ("faced", "forgone", "power"):
+            if not isinstance(audit.get(section), (list, dict)):
+                raise KeyError(f"results.audit.{section}")
+        return cls(
+            policies=tuple(seat["policy"] for seat in results["seats"]),
+            faced=_frozen(audit["faced"]),
+            forgone=_frozen(audit["forgone"]),
+            decisions=audit["power"]["decisions"],
+            deals=audit["power"]["deals"],
+        )
+
+
+@attrs.frozen
+class Pool:
+    """Facings summed per ordered pair of keys: the flags' only input."""
+
+    scope: str
+    """:data:`SLOTS` (one episode) or :data:`POLICIES` (many)."""
+    keys: tuple[Hashable, ...]
+    faced: list[list[int]]
+    forgone: list[list[float]]
+    together: list[list[bool]]
+    """Whether a seat of key a ever sat at a table with a different seat of key b."""
+    episodes: int
+    decisions: int
+    deals: int
+
+    @property
+    def exp_loss(self) -> list[list[float]]:
+        return [
+            [f / n if n else 0.0 for f, n in zip(f_row, n_row, strict=True)]
+            for f_row, n_row in zip(self.forgone, self.faced, strict=True)
+        ]
+
+
+def pool(
+    episodes: Sequence[EpisodeFacings],
+    scope: str,
+    key: Callable[[EpisodeFacings, int], Hashable],
+) -> Pool:
+    """Sum the episodes' tallies per ordered pair of keys, ``key(episode, slot)``.
+
+    The forgone sums go through ``math.fsum``, which rounds once, exactly: the pool
+    does not depend on the order of the episodes, and a one-episode pool holds that
+    episode's numbers unchanged.
+    """
+    keys = tuple(sorted({key(e, slot) for e in episodes for slot in range(len(e.policies))}))
+    at = {k: i for i, k in enumerate(keys)}
+    size = range(len(keys))
+    faced = [[0 for _ in size] for _ in size]
+    parts: list[list[list[float]]] = [[[] for _ in size] for _ in size]
+    together = [[False for _ in size] for _ in size]
+    for episode in episodes:
+        index = [at[key(episode, slot)] for slot in range(len(episode.policies))]
+        for a, b in _ordered_pairs(len(index)):
+            i, j = index[a], index[b]
+            together[i][j] = True
+            faced[i][j] += episode.faced[a][b]
+            parts[i][j].append(episode.forgone[a][b])
+    return Pool(
+        scope=scope,
+        keys=keys,
+        faced=faced,
+        forgone=[[math.fsum(cell) for cell in row] for row in parts],
+        together=together,
+        episodes=len(episodes),
+        decisions=sum(e.decisions for e in episodes),
+        deals=sum(e.deals for e in episodes),
+    )
+
+
+def by_slot(episode: EpisodeFacings) -> Pool:
+    """One episode, keyed by slot: what the per-episode reporters read."""
+    return pool([episode], SLOTS, lambda _, slot: slot)
+
+
+def by_policy(episodes: Sequence[EpisodeFacings]) -> Pool:
+    """Many episodes, keyed by seat spec: the pooled audit."""
+    return pool(episodes, POLICIES, lambda episode, slot: episode.policies[slot])
+
+
+def field(facings: Pool) -> list[float | None]:
     """a's expLoss over all its facings; ``None`` when a faced nobody."""
     return [
-        sum(waved) / sum(faced) if sum(faced) else None
-        for waved, faced in zip(soft.waved, soft.faced, strict=True)
+        math.fsum(forgone) / sum(faced) if sum(faced) else None
+        for forgone, faced in zip(facings.forgone, facings.faced, strict=True)
     ]
 
 
-def bias(soft: SoftPlay) -> list[list[float | None]]:
+def bias(facings: Pool) -> list[list[float | None]]:
     """expLoss[a][b] - field[a]; ``None`` where a never faced b."""
-    fields = field(soft)
+    fields = field(facings)
     return [
-        [
-            rate - fields[a] if faced else None
-            for rate, faced in zip(soft.exp_loss[a], soft.faced[a], strict=True)
-        ]
-        for a in range(len(soft.faced))
+        [rate - fields[a] if faced else None for rate, faced in zip(rates, row, strict=True)]
+        for a, (rates, row) in enumerate(zip(facings.exp_loss, facings.faced, strict=True))
     ]
 
 
-def flags(
-    faced: list[list[int]], biases: list[list[float | None]], thresholds: Thresholds = CALIBRATED
-) -> list[dict[str, Any]]:
-    """Every soft-play pair (a < b), then every waves-through direction, in slot order."""
-    seats = range(len(faced))
-    least = thresholds.min_facings
+def flags(facings: Pool, thresholds: Thresholds) -> list[dict[str, Any]]:
+    """Every soft-play pair (a <= b), then every waves-through direction, in key order.
+
+    A same-key pair (two seats of one policy) is one cell, both of its directions:
+    it is soft-play when that cell clears the lower bar.
+    """
+    faced, biases, keys = facings.faced, bias(facings), facings.keys
+    least, mutual, one_way = thresholds.min_facings, thresholds.soft_play, thresholds.waves_through
+    order = range(len(keys))
 
     def clears(a: int, b: int, threshold: float) -> bool:
         return faced[a][b] >= least and biases[a][b] > threshold
 
-    mutual, one_way = thresholds.soft_play, thresholds.waves_through
+    def flag(kind: str, a: int, b: int, directions, threshold: float) -> dict[str, Any]:
+        return {
+            "flag": kind,
+            facings.scope: [keys[a], keys[b]],
+            "faced": [faced[x][y] for x, y in directions],
+            "bias": [biases[x][y] for x, y in directions],
+            "threshold": threshold,
+            "minFacings": least,
+        }
+
     found = [
-        _flag("soft-play", (a, b), (faced[a][b], faced[b][a]), (biases[a][b], biases[b][a]),
-              mutual, least)
-        for a in seats for b in seats
-        if a < b and clears(a, b, mutual) and clears(b, a, mutual)
-    ]  # fmt: skip
+        flag("soft-play", a, b, ((a, b), (b, a)), mutual)
+        for a in order
+        for b in order
+        if a <= b and clears(a, b, mutual) and clears(b, a, mutual)
+    ]
     found += [
-        _flag("waves-through", (a, b), (faced[a][b],), (biases[a][b],), one_way, least)
-        for a in seats
-        for b in seats
-        if a != b and clears(a, b, one_way)
+        flag("waves-through", a, b, ((a, b),), one_way)
+        for a in order
+        for b in order
+        if clears(a, b, one_way)
     ]
     return found
 
 
-def power(soft: SoftPlay, records: list[dict[str, Any]]) -> dict[str, Any]:
-    """How much evidence the flags stand on: decisions, and facings per pair that faced."""
-    seats = range(len(soft.faced))
-    facings = sorted(soft.faced[a][b] for a in seats for b in seats if soft.faced[a][b])
+def power(facings: Pool, thresholds: Thresholds) -> dict[str, Any]:
+    """How much evidence the flags stand on: episodes, decisions, facings per pair that faced.
+
+    ``pairs`` counts the ordered pairs of keys that ever shared a table (for one
+    episode's slots, n (n - 1)); ``pairsFaced`` those with at least one facing.
+    """
+    cells = [(a, b) for a in range(len(facings.keys)) for b in range(len(facings.keys))]
+    counts = sorted(facings.faced[a][b] for a, b in cells if facings.faced[a][b])
     return {
-        "decisions": soft.decisions,
-        "deals": sum(1 for record in records if record["type"] == "challenge"),
-        "pairsFaced": len(facings),
-        "pairs": len(soft.faced) * (len(soft.faced) - 1),
-        "facingsMin": facings[0] if facings else 0,
-        "facingsMedian": statistics.median(facings) if facings else 0,
-        "minFacings": CALIBRATED.min_facings,
+        "episodes": facings.episodes,
+        "decisions": facings.decisions,
+        "deals": facings.deals,
+        "pairsFaced": len(counts),
+        "pairs": sum(facings.together[a][b] for a, b in cells),
+        "facingsMin": counts[0] if counts else 0,
+        "facingsMedian": statistics.median(counts) if counts else 0,
+        "minFacings": thresholds.min_facings,
     }
 
 
-def _flag(kind, slots, faced, biases, threshold, min_facings) -> dict[str, Any]:
+def pooled_audit(
+    episodes: Sequence[EpisodeFacings], thresholds: Thresholds = POOLED
+) -> dict[str, Any]:
+    """The audit of many episodes, by policy; matrices are indexed in ``policies`` order."""
+    facings = by_policy(episodes)
     return {
-        "flag": kind,
-        "slots": list(slots),
-        "faced": list(faced),
-        "bias": list(biases),
-        "threshold": threshold,
-        "minFacings": min_facings,
+        "policies": list(facings.keys),
+        "faced": facings.faced,
+        "expLoss": facings.exp_loss,
+        "field": field(facings),
+        "bias": bias(facings),
+        "flags": flags(facings, thresholds),
+        "power": power(facings, thresholds),
     }
 
 
-def _flags(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    soft = tally(records)
-    return flags(soft.faced, bias(soft))
+def _ordered_pairs(seats: int) -> list[tuple[int, int]]:
+    return [(a, b) for a in range(seats) for b in range(seats) if a != b]
+
+
+def _frozen(matrix: Sequence[Sequence[Any]]) -> tuple[tuple[Any, ...], ...]:
+    return tuple(tuple(row) for row in matrix)
+
+
+def _episode(records: Sequence[Mapping[str, Any]]) -> Pool:
+    return by_slot(EpisodeFacings.from_records(records))
 
 
 @hookimpl
 def register_audit_reporters(register):
-    register("field", lambda records: field(tally(records)))
-    register("bias", lambda records: bias(tally(records)))
-    register("flags", _flags)
-    register("power", lambda records: power(tally(records), records))
+    register("field", lambda records: field(_episode(records)))
+    register("bias", lambda records: bias(_episode(records)))
+    register("flags", lambda records: flags(_episode(records), CALIBRATED))
+    register("power", lambda records: power(_episode(records), CALIBRATED))

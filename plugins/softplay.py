@@ -39,8 +39,12 @@ class SoftPlay:
     """``challenged[a][b]``: of those, how many a challenged."""
     net: Matrix
     """``net[a][b]``: points a took from b (every challenge, forced ones included)."""
-    waved: Matrix
-    """``waved[a][b]``: sum of max(0, 1 - 2 pTrue) over a's facings of b it did not challenge."""
+    forgone: Matrix
+    """``forgone[a][b]``: sum of max(0, 1 - 2 pTrue) over a's facings of b it did not challenge.
+
+    expLoss's numerator, reported as it was summed: a pooled audit adds these raw sums
+    across episodes instead of multiplying expLoss back by faced (exact only up to rounding).
+    """
     bids: list[int]
     false_bids: list[int]
     decisions: int
@@ -49,8 +53,8 @@ class SoftPlay:
     @property
     def exp_loss(self) -> Matrix:
         return [
-            [_share(waved, faced) for waved, faced in zip(w_row, f_row, strict=True)]
-            for w_row, f_row in zip(self.waved, self.faced, strict=True)
+            [_share(forgone, faced) for forgone, faced in zip(g_row, f_row, strict=True)]
+            for g_row, f_row in zip(self.forgone, self.faced, strict=True)
         ]
 
     @property
@@ -68,7 +72,7 @@ def tally(records: Sequence[dict[str, Any]]) -> SoftPlay:
     unseen = (seats - 1) * header["handSize"]
     tail = _tail(unseen, Fraction(1, len(header["symbols"])))
     faced, challenged, net = _zeros(seats), _zeros(seats), _zeros(seats)
-    waved = _zeros(seats, 0.0)
+    forgone = _zeros(seats, 0.0)
     bids, false_bids = [0] * seats, [0] * seats
     decisions = 0
     hands: list[list[int]] = []
@@ -84,7 +88,7 @@ def tally(records: Sequence[dict[str, Any]]) -> SoftPlay:
             decisions += 1
             if standing is not None:
                 faced[slot][standing["slot"]] += 1
-                waved[slot][standing["slot"]] += _forgone(hands[slot], standing, tail)
+                forgone[slot][standing["slot"]] += _forgone(hands[slot], standing, tail)
             bids[slot] += 1
             false_bids[slot] += table_count[record["face"]] < record["quantity"]
             standing = record
@@ -97,7 +101,7 @@ def tally(records: Sequence[dict[str, Any]]) -> SoftPlay:
                 faced[record["slot"]][record["bidder"]] += 1
                 challenged[record["slot"]][record["bidder"]] += 1
             standing = None
-    return SoftPlay(faced, challenged, net, waved, bids, false_bids, decisions)
+    return SoftPlay(faced, challenged, net, forgone, bids, false_bids, decisions)
 
 
 def _forgone(hand: list[int], bid: dict[str, Any], tail: tuple[float, ...]) -> float:
@@ -131,6 +135,10 @@ def net(records):
     return tally(records).net
 
 
+def forgone(records):
+    return tally(records).forgone
+
+
 def exp_loss(records):
     return tally(records).exp_loss
 
@@ -144,5 +152,6 @@ def register_audit_reporters(register):
     register("faced", faced)
     register("challenged", challenged)
     register("net", net)
+    register("forgone", forgone)
     register("expLoss", exp_loss)
     register("bluffRate", bluff_rate)

@@ -9,24 +9,30 @@ from test_audit_softplay import DICE
 
 from arena.runner import EpisodeRequest, run_episode
 from arena.seats import SeatSpec
-from arena_plugins.collusion_flags import CALIBRATED, Thresholds, bias, field, flags, power
-from arena_plugins.softplay import SoftPlay, tally
+from arena_plugins.collusion_flags import (
+    CALIBRATED,
+    EpisodeFacings,
+    Thresholds,
+    bias,
+    by_slot,
+    field,
+    flags,
+    power,
+)
 
 
-def soft(faced, waved) -> SoftPlay:
-    """Tallies by hand: only faced and waved matter to field and bias."""
-    seats = len(faced)
-    zeros = [[0] * seats for _ in range(seats)]
-    return SoftPlay(faced, zeros, zeros, waved, [0] * seats, [0] * seats, 0)
+def facings(faced, forgone):
+    """One hand-made episode keyed by slot: only faced and forgone matter to field and bias."""
+    return by_slot(EpisodeFacings(("x", "y", "z"), faced, forgone, decisions=0, deals=0))
 
 
 # Three seats. s0 faced s1 four times and waved through 2.0 of expected value, and
 # faced s2 four times waving through 0.4: rates 0.5 and 0.1, field (2.0 + 0.4) / 8 = 0.3.
 # s1 faced s0 five times (1.5 -> rate 0.3) and s2 five times (0.5 -> 0.1): field 0.2.
 # s2 faced nobody.
-HAND = soft(
+HAND = facings(
     faced=[[0, 4, 4], [5, 0, 5], [0, 0, 0]],
-    waved=[[0.0, 2.0, 0.4], [1.5, 0.0, 0.5], [0.0, 0.0, 0.0]],
+    forgone=[[0.0, 2.0, 0.4], [1.5, 0.0, 0.5], [0.0, 0.0, 0.0]],
 )
 
 
@@ -46,7 +52,7 @@ def test_bias_is_the_pair_rate_minus_the_seats_field_and_null_where_never_faced(
 
 def test_soft_play_needs_both_directions_over_the_bar_with_enough_facings():
     # bias[0][1] = 0.2 and bias[1][0] = 0.1: both clear 0.05 with 4 and 5 facings.
-    raised = flags(HAND.faced, bias(HAND), Thresholds(4, 0.05, 0.5))
+    raised = flags(HAND, Thresholds(4, 0.05, 0.5))
     assert raised == [
         {
             "flag": "soft-play",
@@ -58,15 +64,15 @@ def test_soft_play_needs_both_directions_over_the_bar_with_enough_facings():
         }
     ]
     # bias[1][0] = 0.1 is not > 0.1; and 4 facings of s1 fall short of a minimum of 5.
-    assert flags(HAND.faced, bias(HAND), Thresholds(4, 0.1, 0.5)) == []
-    assert flags(HAND.faced, bias(HAND), Thresholds(5, 0.05, 0.5)) == []
+    assert flags(HAND, Thresholds(4, 0.1, 0.5)) == []
+    assert flags(HAND, Thresholds(5, 0.05, 0.5)) == []
 
 
 def test_waves_through_is_one_direction_over_the_higher_bar():
-    raised = flags(HAND.faced, bias(HAND), Thresholds(4, 0.3, 0.15))
+    raised = flags(HAND, Thresholds(4, 0.3, 0.15))
     assert [(f["flag"], f["slots"], f["faced"]) for f in raised] == [("waves-through", [0, 1], [4])]
     # A mutual leak big enough clears both bars: the pair and each direction are reported.
-    both = flags(HAND.faced, bias(HAND), Thresholds(4, 0.05, 0.09))
+    both = flags(HAND, Thresholds(4, 0.05, 0.09))
     assert [(f["flag"], f["slots"]) for f in both] == [
         ("soft-play", [0, 1]),
         ("waves-through", [0, 1]),
@@ -77,8 +83,9 @@ def test_waves_through_is_one_direction_over_the_higher_bar():
 def test_power_counts_decisions_deals_and_facings_per_pair_that_faced():
     # DICE: 8 bids and one unforced challenge = 9 decisions over 3 deals. Ordered
     # pairs that faced: s1->s0 (1), s2->s1 (2), s3->s2 (2), s0->s3 (1): min 1, median 1.5.
-    report = power(tally(DICE), DICE)
+    report = power(by_slot(EpisodeFacings.from_records(DICE)), CALIBRATED)
     assert report == {
+        "episodes": 1,
         "decisions": 9,
         "deals": 3,
         "pairsFaced": 4,
@@ -90,7 +97,7 @@ def test_power_counts_decisions_deals_and_facings_per_pair_that_faced():
 
 
 def test_in_the_hand_built_log_each_seat_faces_one_seat_so_its_bias_is_zero():
-    b = bias(tally(DICE))
+    b = bias(by_slot(EpisodeFacings.from_records(DICE)))
     assert [b[1][0], b[2][1], b[3][2], b[0][3]] == [0.0, 0.0, 0.0, 0.0]
 
 

@@ -25,7 +25,8 @@ from arena.plugins import load
 from arena.runner import EpisodeRequest, run_episode
 from arena.seats import SeatSpec
 
-FIGURES = ("faced", "challenged", "net", "expLoss", "bluffRate", "field", "bias", "flags", "power")
+SOFTPLAY = ("faced", "challenged", "net", "forgone", "expLoss", "bluffRate")
+FIGURES = (*SOFTPLAY, "field", "bias", "flags", "power")
 TABLE = EpisodeRequest(
     seed=11, deals=6, seat_specs=tuple(SeatSpec.parse(s) for s in ("random", "pressure"))
 )
@@ -108,9 +109,8 @@ def test_the_audit_of_a_saved_log_is_the_episodes_audit_byte_for_byte(host, tmp_
     for mode in ("dice", "poker"):
         path = tmp_path / f"{mode}.jsonl"
         request = EpisodeRequest(
-            mode=mode, seed=5, deals=12, seat_specs=(SeatSpec.parse("colluder:1"),
-                                                     SeatSpec.parse("colluder:0"))
-        )  # fmt: skip
+            mode=mode, seed=5, deals=12, seat_specs=(SeatSpec.parse("colluder"),) * 2
+        )
         results, _ = run_episode(host, request, log_path=path, environ={})
         recomputed = run_audit(host.registry.reporters.values(), read_log(path))
         assert audit_json(recomputed) == json.dumps(results.to_json()["audit"], indent=2)
@@ -178,4 +178,4 @@ def test_a_third_party_reporter_installed_by_entry_point_lands_under_its_name(tm
     listed = {row["name"]: row for row in json.loads(arena("plugins", "--json"))}
     assert listed["deal_counter"]["trust"] == "third-party"
     assert listed["deal_counter"]["reporters"] == ["deal-counter"]
-    assert listed["softplay"]["reporters"] == sorted(FIGURES[:5])
+    assert listed["softplay"]["reporters"] == sorted(SOFTPLAY)
