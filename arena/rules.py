@@ -89,13 +89,16 @@ class TableRules:
             return standing.quantity + 1, faces[0]
         return None
 
-    def raises(self, standing: StandingBid, depth: int) -> Iterator[tuple[int, int]]:
-        """Legal raises with quantity in q0 .. q0 + depth, every face, ascending."""
+    def lowest_raises(self, standing: StandingBid, depth: int) -> Iterator[tuple[int, int]]:
+        """Each face's lowest legal raise, by face, where its quantity is at most q0 + depth.
+
+        Rule 4: a face above the standing one may repeat its quantity; any other needs one more.
+        """
         top = min(standing.quantity + depth, self.max_quantity)
-        for quantity in range(standing.quantity, top + 1):
-            for face in self.mode.symbols:
-                if is_raise(quantity, face, standing):
-                    yield quantity, face
+        for face in self.mode.symbols:
+            quantity = standing.quantity if face > standing.face else standing.quantity + 1
+            if quantity <= top:
+                yield quantity, face
 
     def cap_reached(self, bids_made: int) -> bool:
         """Rule 8: after max_bids bids the acting seat may not bid."""

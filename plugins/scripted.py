@@ -53,7 +53,14 @@ class ScriptedSeat:
         self.rules: TableRules = context.rules
         self.rng = context.rng
         self.thresholds = thresholds
-        self.tail = tail_table(self.rules.unseen, self.rules.mode.p)
+        rules, tail = self.rules, tail_table(self.rules.unseen, self.rules.mode.p)
+        self.chance = {
+            need: tail[min(max(need, 0), len(tail) - 1)]
+            for need in range(1 - rules.mode.hand_size, rules.max_quantity + 1)
+        }
+        """P(the bid is true) by need = quantity - own count, for every bid a table allows."""
+        self.expected = math.floor(rules.unseen * rules.mode.p)
+        """The unseen symbols' expected share of one face, which an opening bid adds."""
 
     def decide(self, view: SeatView) -> Action:
         counts = {face: view.hand.count(face) for face in view.symbols}
@@ -73,14 +80,19 @@ class ScriptedSeat:
     def _open(self, counts: dict[int, int]) -> Bid:
         most = max(counts.values())
         face = self._pick([f for f, n in counts.items() if n == most])
-        expected = math.floor(self.rules.unseen * self.rules.mode.p)
-        quantity = min(max(counts[face] + expected, 1), self.rules.max_quantity)
+        quantity = min(max(counts[face] + self.expected, 1), self.rules.max_quantity)
         return Bid(quantity, face)
 
     def _best_raise(self, counts: dict[int, int], standing: StandingBid) -> tuple[int, int] | None:
+        """The likeliest safe raise after the tie-breaks, or ``None`` when none is safe.
+
+        More of a face is never likelier, and the first tie-break prefers the lower
+        quantity, so of a face's raises q0 .. q0 + 2 only its lowest legal one can
+        win or tie: enumerating those alone picks the same raise from the same ties.
+        """
         safe = [
             (likelihood, quantity, face)
-            for quantity, face in self.rules.raises(standing, RAISE_DEPTH)
+            for quantity, face in self.rules.lowest_raises(standing, RAISE_DEPTH)
             if (likelihood := self._likelihood(counts, quantity, face)) >= self.thresholds.safe
         ]
         if not safe:
@@ -92,8 +104,7 @@ class ScriptedSeat:
         return self._pick(tied)
 
     def _likelihood(self, counts: dict[int, int], quantity: int, face: int) -> float:
-        need = quantity - counts[face]
-        return self.tail[min(max(need, 0), len(self.tail) - 1)]
+        return self.chance[quantity - counts[face]]
 
     def _pick(self, options: list):
         """The seeded generator breaks a tie that survives every rule."""
