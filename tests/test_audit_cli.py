@@ -5,24 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
-import structlog
 from test_audit_host import FlagEveryPair
 from test_audit_softplay import DICE
 
 from arena import cli
 from arena.cli import main
 from arena.plugins import load
-
-
-@pytest.fixture(autouse=True)
-def restore_logging():
-    """``main`` configures structlog globally (onto a captured stderr); put it back after."""
-    saved = structlog.get_config()
-    try:
-        yield
-    finally:
-        structlog.reset_defaults()
-        structlog.configure(**saved)
 
 
 @pytest.fixture

@@ -12,10 +12,9 @@ from itertools import pairwise
 
 import attrs
 from hypothesis import given
-from hypothesis import strategies as st
 from plugins_for_tests.harness import make_view
+from plugins_for_tests.hiding import DealtBy, swapped_tables
 from plugins_for_tests.seats import MinRaiser
-from test_engine import DealtBy
 
 from arena import seeding
 from arena.engine import Engine, EpisodeConfig
@@ -228,20 +227,7 @@ def play_recorded(mode, seats, seed, deals, max_bids, observer, swaps, talk=True
     return [json.dumps(r, sort_keys=True) for r in table[observer].requests]
 
 
-@st.composite
-def tables_with_swapped_hands(draw):
-    mode = draw(st.sampled_from([DICE, POKER]))
-    seats = draw(st.integers(2, 6))
-    observer = draw(st.integers(0, seats - 1))
-    deals = draw(st.integers(1, 3))
-    hand = st.tuples(*[st.sampled_from(mode.symbols)] * mode.hand_size)
-    swaps = {(deals - 1, slot): draw(hand) for slot in range(seats) if slot != observer}
-    seed = draw(st.integers(0, 2**32 - 1))
-    max_bids = draw(st.integers(1, 12))
-    return mode, seats, seed, deals, max_bids, observer, swaps
-
-
-@given(tables_with_swapped_hands())
+@given(swapped_tables(max_seats=6))
 def test_a_seats_prompt_is_unchanged_when_other_hidden_hands_change(table):
     """Information hiding, at the prompt: before the reveal, the other seats' hands of the
     deal in play may be anything; the observer's prompts are the same bytes."""

@@ -17,7 +17,6 @@ import sys
 from pathlib import Path
 
 import pytest
-import structlog
 from referee import replay
 
 from arena.cli import main
@@ -44,17 +43,6 @@ def launch(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> sub
 def finish(process: subprocess.Popen) -> tuple[int, bytes, bytes]:
     out, err = process.communicate(timeout=120)
     return process.returncode, out, err
-
-
-@pytest.fixture(autouse=True)
-def restore_logging():
-    """``main`` configures structlog globally; put it back for the other tests."""
-    saved = structlog.get_config()
-    try:
-        yield
-    finally:
-        structlog.reset_defaults()
-        structlog.configure(**saved)
 
 
 @pytest.fixture

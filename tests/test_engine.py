@@ -7,12 +7,11 @@ notes, and talk filters that fail.
 from __future__ import annotations
 
 import attrs
-import numpy as np
 import pytest
 from hypothesis import given
-from hypothesis import strategies as st
 from plugins_for_tests import fussy_seat
 from plugins_for_tests.harness import play_table, plugged
+from plugins_for_tests.hiding import DealtBy, swapped_tables
 from plugins_for_tests.seats import MinRaiser, Recording, Scripted
 from referee import replay
 
@@ -24,28 +23,10 @@ from arena.rules import TableRules
 from arena.runner import EpisodeRequest, SetupError, run_episode, table_specs
 from arena.seats import Reply, SeatContext, SeatSpec
 from arena_plugins.dice import DICE
-from arena_plugins.poker import POKER
 from arena_plugins.random_seat import RandomSeat
 from arena_plugins.scripted import bayes
 
 # --- information hiding ------------------------------------------------------------------
-
-
-class DealtBy:
-    """A mode's ``draw`` that deals from the deal's generator, except hands it is told to swap.
-
-    The engine draws one hand per slot in slot order each deal, so the n-th call is
-    (deal n // seats, slot n % seats).
-    """
-
-    def __init__(self, seats: int, swaps: dict[tuple[int, int], tuple[int, ...]]):
-        self.seats, self.swaps, self.calls = seats, swaps, 0
-
-    def __call__(self, mode: Mode, rng: np.random.Generator) -> tuple[int, ...]:
-        deal, slot = divmod(self.calls, self.seats)
-        self.calls += 1
-        picks = rng.integers(0, len(mode.symbols), size=mode.hand_size).tolist()
-        return self.swaps.get((deal, slot), tuple(mode.symbols[i] for i in picks))
 
 
 def observed_views(
@@ -73,19 +54,6 @@ def observed_views(
 
     Engine(config, table, ["x"] * seats, fallbacks, emit).play()
     return recorder.views, hands
-
-
-@st.composite
-def swapped_tables(draw):
-    base = draw(st.sampled_from([DICE, POKER]))
-    seats = draw(st.integers(2, 8))
-    observer = draw(st.integers(0, seats - 1))
-    deals = draw(st.integers(1, 3))
-    hand = st.tuples(*[st.sampled_from(base.symbols)] * base.hand_size)
-    swaps = {(deals - 1, slot): draw(hand) for slot in range(seats) if slot != observer}
-    seed = draw(st.integers(0, 2**32 - 1))
-    max_bids = draw(st.integers(1, 12))
-    return base, seats, seed, deals, max_bids, observer, swaps
 
 
 @given(swapped_tables())
