@@ -188,7 +188,7 @@ def _play(args: argparse.Namespace, host: PluginHost) -> int:
     if args.json:
         print(json.dumps(results.to_json(), indent=2))
         return 0
-    console = Console()
+    console = Console(soft_wrap=True)
     for line in deal_lines(records):
         console.print(line, highlight=False, markup=False)
     console.print(results_table(results))
@@ -239,7 +239,7 @@ def _audit(args: argparse.Namespace, host: PluginHost) -> int:
     if args.json:
         print(audit_json(sections))
         return 0
-    console = Console()
+    console = Console(soft_wrap=True)
     for part in audit_tables(sections, len(records[0]["seats"])):
         console.print(part, highlight=False, markup=False)
     return 0
@@ -272,7 +272,7 @@ def _policies(args: argparse.Namespace, host: PluginHost) -> int:
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
-    console = Console()
+    console = Console(soft_wrap=True)
     for row in rows:
         console.print(
             f"{row['name']:<10} {row['file']:<22} {row['description']}",
@@ -300,7 +300,7 @@ def _plugins(args: argparse.Namespace, host: PluginHost) -> int:
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
-    console = Console()
+    console = Console(soft_wrap=True)
     for row in rows:
         status = f"BROKEN: {row['broken']}" if row["broken"] else ", ".join(row["hooks"])
         if row["reporters"]:
