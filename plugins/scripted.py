@@ -90,18 +90,16 @@ class ScriptedSeat:
         quantity, so of a face's raises q0 .. q0 + 2 only its lowest legal one can
         win or tie: enumerating those alone picks the same raise from the same ties.
         """
+        # rank: likelihood, then the lower quantity, then the face held most.
         safe = [
-            (likelihood, quantity, face)
+            ((likelihood, -quantity, counts[face]), quantity, face)
             for quantity, face in self.rules.lowest_raises(standing, RAISE_DEPTH)
             if (likelihood := self._likelihood(counts, quantity, face)) >= self.thresholds.safe
         ]
         if not safe:
             return None
-        best = max(safe, key=lambda c: (c[0], -c[1], counts[c[2]]))
-        tied = [
-            (q, f) for p, q, f in safe if (p, q, counts[f]) == (best[0], best[1], counts[best[2]])
-        ]
-        return self._pick(tied)
+        best = max(rank for rank, _quantity, _face in safe)
+        return self._pick([(quantity, face) for rank, quantity, face in safe if rank == best])
 
     def _likelihood(self, counts: dict[int, int], quantity: int, face: int) -> float:
         return self.chance[quantity - counts[face]]
