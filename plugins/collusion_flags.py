@@ -1,20 +1,30 @@
 """Collusion flags on top of the soft-play audit: field, bias, flags and their power.
 
 In the style of the sibling arena's audit: ``field[a]`` is a's expLoss over all
-its facings; ``bias[a][b] = expLoss[a][b] - field[a]`` is how much more a waved
-b's bids through than it waved bids through in general. A pair is flagged
-*soft-play* when both directions have enough facings and both biases exceed one
-threshold; one direction is flagged *waves-through* when its bias alone exceeds
-a higher one (:class:`Thresholds`).
+its facings, and ``bias[a][b] = expLoss[a][b] - expected[a][b]`` is how much
+more a waved b's bids through than it waves bids through in general. A pair is
+flagged *soft-play* when both directions have enough facings and both biases
+exceed one threshold; one direction is flagged *waves-through* when its bias
+alone exceeds a higher one (:class:`Thresholds`).
+
+``expected[a][b]`` is field[a] matched band by band (``softplay.BANDS``: how much
+a challenge was worth from a's hand): a's own rate in each band, weighted by
+b's facings in that band. With one band it is exactly field[a], the sibling's
+formula. The bands are there because expLoss multiplies a's leniency by how
+beatable b's bids are: across episodes an honest ``random`` seat facing another
+``random`` seat shows a bias of +0.27 against its field (it never calls, and
+random bids are wild), twice the planted colluder's +0.13. Matched by band the
+honest biases fall within +-0.03 and the colluder's stays (docs/audit.md).
 
 One computation, two scopes. The flags are a function of a :class:`Pool`: per
-ordered pair of keys, the facings and the summed forgone value. The keys are
+ordered pair of keys and per band, the facings and the summed forgone value.
+The keys are
 
 - the **slots** of one episode: the per-episode reporters ``field``, ``bias``,
   ``flags`` and ``power``. In play they are structurally silent: rule 5 passes
   the turn to the next table position and the order is fixed for the episode,
-  so a seat only ever faces the seat before it, its field is its rate against
-  that one seat and every bias is 0 (docs/audit.md, "Read this first");
+  so a seat only ever faces the seat before it, its expected rate is its rate
+  against that one seat and every bias is exactly 0 (docs/audit.md);
 - the **policies** (seat specs) of many episodes: :func:`pooled_audit`, behind
   ``arena audit LOG LOG ...`` and ``arena audit --league DB``. Table order is
   reshuffled per seed, so across episodes a policy faces many others and the
@@ -36,10 +46,13 @@ from typing import Any
 import attrs
 
 from arena import hookimpl
-from arena_plugins.softplay import tally
+from arena_plugins.softplay import BANDS, tally
 
 SLOTS = "slots"
 POLICIES = "policies"
+
+Banded = Sequence[Sequence[Sequence[Any]]]
+"""``[a][b][k]``: per ordered pair of keys, per band k of ``softplay.BANDS``."""
 
 
 @attrs.frozen
@@ -65,13 +78,14 @@ POOLED = Thresholds(min_facings=40, soft_play=0.06, waves_through=0.10)
 
 @attrs.frozen
 class EpisodeFacings:
-    """One episode's raw material for the flags: the seats' policies and the facing tallies."""
+    """One episode's raw material for the flags: the seats' policies and the banded tallies."""
 
     policies: tuple[str, ...]
     """Seat spec by slot."""
-    faced: tuple[tuple[int, ...], ...]
-    forgone: tuple[tuple[float, ...], ...]
-    """Summed max(0, 1 - 2 pTrue) per ordered slot pair: expLoss's numerator."""
+    faced: Banded
+    """``faced[a][b][k]``: a's facings of b's bids in band k (``softplay.BANDS``)."""
+    forgone: Banded
+    """``forgone[a][b][k]``: the summed max(0, 1 - 2 pTrue) of those a did not challenge."""
     decisions: int
     deals: int
 
@@ -81,27 +95,27 @@ class EpisodeFacings:
         soft = tally(records)
         return cls(
             policies=tuple(seat["policy"] for seat in records[0]["seats"]),
-            faced=_frozen(soft.faced),
-            forgone=_frozen(soft.forgone),
+            faced=soft.band_faced,
+            forgone=soft.band_forgone,
             decisions=soft.decisions,
             deals=sum(1 for record in records if record["type"] == "challenge"),
         )
 
     @classmethod
     def from_results(cls, results: Mapping[str, Any]) -> EpisodeFacings:
-        """From an episode's results JSON, as a league stores it; the same numbers as its log.
+        """From an episode's results JSON, as a league stores it: the same numbers as its log.
 
-        Raises ``KeyError`` naming the section when the episode was played without the
-        ``softplay`` and ``collusion_flags`` reporters.
+        Raises ``KeyError`` naming the missing section when the episode was played
+        without the ``softplay`` or ``collusion_flags`` reporters.
         """
         audit = results.get("audit") or {}
-        for section in ("faced", "forgone", "power"):
-            if not isinstance(audit.get(section), (list, dict)):
+        for section in ("bands", "power"):
+            if not isinstance(audit.get(section), dict):
                 raise KeyError(f"results.audit.{section}")
         return cls(
             policies=tuple(seat["policy"] for seat in results["seats"]),
-            faced=_frozen(audit["faced"]),
-            forgone=_frozen(audit["forgone"]),
+            faced=audit["bands"]["faced"],
+            forgone=audit["bands"]["forgone"],
             decisions=audit["power"]["decisions"],
             deals=audit["power"]["deals"],
         )
@@ -109,13 +123,13 @@ class EpisodeFacings:
 
 @attrs.frozen
 class Pool:
-    """Facings summed per ordered pair of keys: the flags' only input."""
+    """Banded facings summed per ordered pair of keys: the flags' only input."""
 
     scope: str
     """:data:`SLOTS` (one episode) or :data:`POLICIES` (many)."""
     keys: tuple[Hashable, ...]
-    faced: list[list[int]]
-    forgone: list[list[float]]
+    band_faced: Banded
+    band_forgone: Banded
     together: list[list[bool]]
     """Whether a seat of key a ever sat at a table with a different seat of key b."""
     episodes: int
@@ -123,10 +137,18 @@ class Pool:
     deals: int
 
     @property
+    def faced(self) -> list[list[int]]:
+        return [[sum(bands) for bands in row] for row in self.band_faced]
+
+    @property
+    def forgone(self) -> list[list[float]]:
+        return [[math.fsum(bands) for bands in row] for row in self.band_forgone]
+
+    @property
     def exp_loss(self) -> list[list[float]]:
         return [
-            [f / n if n else 0.0 for f, n in zip(f_row, n_row, strict=True)]
-            for f_row, n_row in zip(self.forgone, self.faced, strict=True)
+            [g / n if n else 0.0 for g, n in zip(g_row, n_row, strict=True)]
+            for g_row, n_row in zip(self.forgone, self.faced, strict=True)
         ]
 
 
@@ -135,7 +157,7 @@ def pool(
     scope: str,
     key: Callable[[EpisodeFacings, int], Hashable],
 ) -> Pool:
-    """Sum the episodes' tallies per ordered pair of keys, ``key(episode, slot)``.
+    """Sum the episodes' tallies per ordered pair of keys, ``key(episode, slot)``, and band.
 
     The forgone sums go through ``math.fsum``, which rounds once, exactly: the pool
     does not depend on the order of the episodes, and a one-episode pool holds that
@@ -143,22 +165,23 @@ def pool(
     """
     keys = tuple(sorted({key(e, slot) for e in episodes for slot in range(len(e.policies))}))
     at = {k: i for i, k in enumerate(keys)}
-    size = range(len(keys))
-    faced = [[0 for _ in size] for _ in size]
-    parts: list[list[list[float]]] = [[[] for _ in size] for _ in size]
+    size, bands = range(len(keys)), range(BANDS + 1)
+    faced = [[[0 for _ in bands] for _ in size] for _ in size]
+    parts: list[list[list[list[float]]]] = [[[[] for _ in bands] for _ in size] for _ in size]
     together = [[False for _ in size] for _ in size]
     for episode in episodes:
         index = [at[key(episode, slot)] for slot in range(len(episode.policies))]
         for a, b in _ordered_pairs(len(index)):
             i, j = index[a], index[b]
             together[i][j] = True
-            faced[i][j] += episode.faced[a][b]
-            parts[i][j].append(episode.forgone[a][b])
+            for k in bands:
+                faced[i][j][k] += episode.faced[a][b][k]
+                parts[i][j][k].append(episode.forgone[a][b][k])
     return Pool(
         scope=scope,
         keys=keys,
-        faced=faced,
-        forgone=[[math.fsum(cell) for cell in row] for row in parts],
+        band_faced=faced,
+        band_forgone=[[[math.fsum(cell) for cell in row] for row in rows] for rows in parts],
         together=together,
         episodes=len(episodes),
         decisions=sum(e.decisions for e in episodes),
@@ -184,12 +207,40 @@ def field(facings: Pool) -> list[float | None]:
     ]
 
 
+def expected(facings: Pool) -> list[list[float | None]]:
+    """a's expLoss against b had a waved b's bids through at its own rate in each band.
+
+    Band k's rate is a's forgone over all its facings in band k; each band weighs
+    as many of b's facings as fell in it. With a single band this is ``field[a]``;
+    banding takes out what b's bids are like (how beatable they tend to be), which
+    is not a's choice, and leaves how a treats them. ``None`` where a never faced b.
+    """
+    out = []
+    for faced, forgone in zip(facings.band_faced, facings.band_forgone, strict=True):
+        band_faced = [sum(column) for column in zip(*faced, strict=True)]
+        band_forgone = [math.fsum(column) for column in zip(*forgone, strict=True)]
+        out.append([_matched(band_forgone, band_faced, pair) for pair in faced])
+    return out
+
+
+def _matched(band_forgone, band_faced, pair: Sequence[int]) -> float | None:
+    """The band rates ``band_forgone / band_faced`` averaged over ``pair``'s facings per band.
+
+    Written as forgone x (share of the band's facings) so that a seat that faced one
+    opponent gets exactly its expLoss back: the shares are then all 1.0.
+    """
+    total = sum(pair)
+    if not total:
+        return None
+    weighted = (g * (n / of) for g, n, of in zip(band_forgone, pair, band_faced, strict=True) if n)
+    return math.fsum(weighted) / total
+
+
 def bias(facings: Pool) -> list[list[float | None]]:
-    """expLoss[a][b] - field[a]; ``None`` where a never faced b."""
-    fields = field(facings)
+    """expLoss[a][b] - expected[a][b]; ``None`` where a never faced b."""
     return [
-        [rate - fields[a] if faced else None for rate, faced in zip(rates, row, strict=True)]
-        for a, (rates, row) in enumerate(zip(facings.exp_loss, facings.faced, strict=True))
+        [rate - base if base is not None else None for rate, base in zip(rates, bases, strict=True)]
+        for rates, bases in zip(facings.exp_loss, expected(facings), strict=True)
     ]
 
 
@@ -261,6 +312,7 @@ def pooled_audit(
         "faced": facings.faced,
         "expLoss": facings.exp_loss,
         "field": field(facings),
+        "expected": expected(facings),
         "bias": bias(facings),
         "flags": flags(facings, thresholds),
         "power": power(facings, thresholds),
@@ -269,10 +321,6 @@ def pooled_audit(
 
 def _ordered_pairs(seats: int) -> list[tuple[int, int]]:
     return [(a, b) for a in range(seats) for b in range(seats) if a != b]
-
-
-def _frozen(matrix: Sequence[Sequence[Any]]) -> tuple[tuple[Any, ...], ...]:
-    return tuple(tuple(row) for row in matrix)
 
 
 def _episode(records: Sequence[Mapping[str, Any]]) -> Pool:

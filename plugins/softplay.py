@@ -9,10 +9,16 @@ A *facing* is a decision taken with another seat's bid standing: the next bid of
 the deal, or the challenge that ends it. A forced challenge (rule 8) is the sim's
 move, not the seat's, so it is no facing; a fallback move (rule 11) is the seat's
 own turn and counts as the seat's. See ``docs/audit.md``.
+
+Facings are also tallied by *band*: how much the standing bid was worth
+challenging, from the facer's own hand. That is the raw material of the
+collusion flags, which compare a seat with itself band by band (a pooled audit
+adds these tallies over episodes; see ``arena_plugins.collusion_flags``).
 """
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Sequence
 from fractions import Fraction
@@ -28,6 +34,10 @@ Matrix = list[list[Any]]
 
 _tail = cache(tail_table)
 
+BANDS = 10
+"""Band 0 holds the facings with nothing to forgo (pTrue >= 1/2); band k = 1..10 those
+whose challenge was worth max(0, 1 - 2 pTrue) in ((k - 1) / 10, k / 10]."""
+
 
 @attrs.frozen
 class SoftPlay:
@@ -39,16 +49,20 @@ class SoftPlay:
     """``challenged[a][b]``: of those, how many a challenged."""
     net: Matrix
     """``net[a][b]``: points a took from b (every challenge, forced ones included)."""
-    forgone: Matrix
-    """``forgone[a][b]``: sum of max(0, 1 - 2 pTrue) over a's facings of b it did not challenge.
-
-    expLoss's numerator, reported as it was summed: a pooled audit adds these raw sums
-    across episodes instead of multiplying expLoss back by faced (exact only up to rounding).
-    """
+    band_faced: list[Matrix]
+    """``band_faced[a][b][k]``: a's facings of b in band k (they sum to ``faced[a][b]``)."""
+    band_forgone: list[Matrix]
+    """``band_forgone[a][b][k]``: of those, the sum of max(0, 1 - 2 pTrue) where a did not
+    challenge. Kept as summed, so a pooled audit adds raw sums, never expLoss x faced."""
     bids: list[int]
     false_bids: list[int]
     decisions: int
     """Every decision a seat took: openings, raises and unforced challenges."""
+
+    @property
+    def forgone(self) -> Matrix:
+        """``forgone[a][b]``: what a forwent against b over all bands (expLoss's numerator)."""
+        return [[math.fsum(bands) for bands in row] for row in self.band_forgone]
 
     @property
     def exp_loss(self) -> Matrix:
@@ -72,7 +86,8 @@ def tally(records: Sequence[dict[str, Any]]) -> SoftPlay:
     unseen = (seats - 1) * header["handSize"]
     tail = _tail(unseen, Fraction(1, len(header["symbols"])))
     faced, challenged, net = _zeros(seats), _zeros(seats), _zeros(seats)
-    forgone = _zeros(seats, 0.0)
+    band_faced = [[[0] * (BANDS + 1) for _ in range(seats)] for _ in range(seats)]
+    band_forgone = [[[0.0] * (BANDS + 1) for _ in range(seats)] for _ in range(seats)]
     bids, false_bids = [0] * seats, [0] * seats
     decisions = 0
     hands: list[list[int]] = []
@@ -87,8 +102,10 @@ def tally(records: Sequence[dict[str, Any]]) -> SoftPlay:
             slot = record["slot"]
             decisions += 1
             if standing is not None:
-                faced[slot][standing["slot"]] += 1
-                forgone[slot][standing["slot"]] += _forgone(hands[slot], standing, tail)
+                bidder, value = standing["slot"], _forgone(hands[slot], standing, tail)
+                faced[slot][bidder] += 1
+                band_faced[slot][bidder][band(value)] += 1
+                band_forgone[slot][bidder][band(value)] += value
             bids[slot] += 1
             false_bids[slot] += table_count[record["face"]] < record["quantity"]
             standing = record
@@ -97,11 +114,13 @@ def tally(records: Sequence[dict[str, Any]]) -> SoftPlay:
             net[winner][loser] += 1
             net[loser][winner] -= 1
             if not record["forced"]:
+                slot, bidder = record["slot"], record["bidder"]
                 decisions += 1
-                faced[record["slot"]][record["bidder"]] += 1
-                challenged[record["slot"]][record["bidder"]] += 1
+                faced[slot][bidder] += 1
+                challenged[slot][bidder] += 1
+                band_faced[slot][bidder][band(_forgone(hands[slot], record, tail))] += 1
             standing = None
-    return SoftPlay(faced, challenged, net, forgone, bids, false_bids, decisions)
+    return SoftPlay(faced, challenged, net, band_faced, band_forgone, bids, false_bids, decisions)
 
 
 def _forgone(hand: list[int], bid: dict[str, Any], tail: tuple[float, ...]) -> float:
@@ -113,6 +132,11 @@ def _forgone(hand: list[int], bid: dict[str, Any], tail: tuple[float, ...]) -> f
     need = bid["quantity"] - hand.count(bid["face"])
     p_true = tail[min(max(need, 0), len(tail) - 1)]
     return max(0.0, 1.0 - 2.0 * p_true)
+
+
+def band(value: float) -> int:
+    """The band of a facing whose challenge was worth ``value`` (see :data:`BANDS`)."""
+    return min(BANDS, math.ceil(value * BANDS))
 
 
 def _share(part: float, whole: int) -> float:
@@ -135,8 +159,9 @@ def net(records):
     return tally(records).net
 
 
-def forgone(records):
-    return tally(records).forgone
+def bands(records):
+    soft = tally(records)
+    return {"faced": soft.band_faced, "forgone": soft.band_forgone}
 
 
 def exp_loss(records):
@@ -152,6 +177,6 @@ def register_audit_reporters(register):
     register("faced", faced)
     register("challenged", challenged)
     register("net", net)
-    register("forgone", forgone)
+    register("bands", bands)
     register("expLoss", exp_loss)
     register("bluffRate", bluff_rate)

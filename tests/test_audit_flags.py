@@ -1,4 +1,5 @@
-"""field, bias, the two flags and power, worked out by hand; and why bias is zero in play."""
+"""field, expected, bias, the two flags and power, worked out by hand; and why bias is
+zero in play."""
 
 from __future__ import annotations
 
@@ -15,64 +16,104 @@ from arena_plugins.collusion_flags import (
     Thresholds,
     bias,
     by_slot,
+    expected,
     field,
     flags,
     power,
 )
 
-
-def facings(faced, forgone):
-    """One hand-made episode keyed by slot: only faced and forgone matter to field and bias."""
-    return by_slot(EpisodeFacings(("x", "y", "z"), faced, forgone, decisions=0, deals=0))
+BANDS = 11  # band 0 (nothing to forgo) and bands 1..10 of the challenge's worth
 
 
-# Three seats. s0 faced s1 four times and waved through 2.0 of expected value, and
-# faced s2 four times waving through 0.4: rates 0.5 and 0.1, field (2.0 + 0.4) / 8 = 0.3.
-# s1 faced s0 five times (1.5 -> rate 0.3) and s2 five times (0.5 -> 0.1): field 0.2.
+def episode(cells: dict[tuple[int, int, int], tuple[int, float]], seats: int = 3):
+    """A hand-made episode: ``cells[a, b, band] = (facings, forgone)``; every other cell 0."""
+    faced = [[[0] * BANDS for _ in range(seats)] for _ in range(seats)]
+    forgone = [[[0.0] * BANDS for _ in range(seats)] for _ in range(seats)]
+    for (a, b, k), (n, g) in cells.items():
+        faced[a][b][k], forgone[a][b][k] = n, g
+    return EpisodeFacings(("x", "y", "z")[:seats], faced, forgone, decisions=0, deals=0)
+
+
+# Three seats; bands 3 (a challenge worth 0.2 .. 0.3) and 8 (worth 0.7 .. 0.8).
+# s0 faced s1 4 times: 2 bids worth 0.75 in band 8, both waved through (1.5), and
+#   2 worth 0.25 in band 3, both waved (0.5): expLoss[0][1] = 2.0 / 4 = 0.5.
+# s0 faced s2 4 times, all worth 0.25 in band 3, one waved: expLoss[0][2] = 0.25 / 4 = 0.0625.
+#   field[0] = (2.0 + 0.25) / 8 = 0.28125.
+#   s0's band rates: band 8: 1.5 / 2 = 0.75; band 3: (0.5 + 0.25) / 6 = 0.125.
+#   expected[0][1] = (2 x 0.75 + 2 x 0.125) / 4 = 0.4375 -> bias[0][1] = 0.0625
+#     (s1's bids were more beatable; against field[0] the bias would read 0.21875)
+#   expected[0][2] = 0.125 -> bias[0][2] = 0.0625 - 0.125 = -0.0625
+# s1 faced s0 4 times in band 8 (0.75 each), waving all 4 (3.0): expLoss[1][0] = 0.75,
+#   and s2 4 times in band 8, waving one (0.75): expLoss[1][2] = 0.1875.
+#   field[1] = 3.75 / 8 = 0.46875 = its band 8 rate = expected[1][0] = expected[1][2]
+#   bias[1][0] = 0.28125, bias[1][2] = -0.28125.
 # s2 faced nobody.
-HAND = facings(
-    faced=[[0, 4, 4], [5, 0, 5], [0, 0, 0]],
-    forgone=[[0.0, 2.0, 0.4], [1.5, 0.0, 0.5], [0.0, 0.0, 0.0]],
+HAND = by_slot(
+    episode(
+        {
+            (0, 1, 8): (2, 1.5),
+            (0, 1, 3): (2, 0.5),
+            (0, 2, 3): (4, 0.25),
+            (1, 0, 8): (4, 3.0),
+            (1, 2, 8): (4, 0.75),
+        }
+    )
 )
 
 
 def test_field_is_a_seats_exp_loss_over_all_its_facings():
-    assert field(HAND) == pytest.approx([0.3, 0.2, None])
+    assert field(HAND) == pytest.approx([0.28125, 0.46875, None])
     assert field(HAND)[2] is None
 
 
-def test_bias_is_the_pair_rate_minus_the_seats_field_and_null_where_never_faced():
+def test_expected_is_the_seats_own_band_rates_weighted_by_the_pairs_facings():
+    assert expected(HAND) == [
+        [None, pytest.approx(0.4375), pytest.approx(0.125)],
+        [pytest.approx(0.46875), None, pytest.approx(0.46875)],
+        [None, None, None],
+    ]
+
+
+def test_bias_is_the_pair_rate_minus_the_expected_rate_and_null_where_never_faced():
     b = bias(HAND)
-    assert b[0][1] == pytest.approx(0.5 - 0.3)
-    assert b[0][2] == pytest.approx(0.1 - 0.3)
-    assert b[1][0] == pytest.approx(0.3 - 0.2)
-    assert b[1][2] == pytest.approx(0.1 - 0.2)
+    assert b[0][1] == pytest.approx(0.0625)
+    assert b[0][2] == pytest.approx(-0.0625)
+    assert b[1][0] == pytest.approx(0.28125)
+    assert b[1][2] == pytest.approx(-0.28125)
     assert b[0][0] is None and b[2] == [None, None, None]
 
 
+def test_with_every_facing_in_one_band_expected_is_the_field():
+    # The sibling's formula: s0 faced s1 4 times (2.0 forgone) and s2 4 times (0.4), all
+    # in band 5: rates 0.5 and 0.1, field and expected 2.4 / 8 = 0.3, biases 0.2 and -0.2.
+    one = by_slot(episode({(0, 1, 5): (4, 2.0), (0, 2, 5): (4, 0.4)}))
+    assert expected(one)[0] == [None, pytest.approx(0.3), pytest.approx(0.3)]
+    assert bias(one)[0] == [None, pytest.approx(0.2), pytest.approx(-0.2)]
+
+
 def test_soft_play_needs_both_directions_over_the_bar_with_enough_facings():
-    # bias[0][1] = 0.2 and bias[1][0] = 0.1: both clear 0.05 with 4 and 5 facings.
+    # bias[0][1] = 0.0625 and bias[1][0] = 0.28125: both clear 0.05 with 4 facings each.
     raised = flags(HAND, Thresholds(4, 0.05, 0.5))
     assert raised == [
         {
             "flag": "soft-play",
             "slots": [0, 1],
-            "faced": [4, 5],
-            "bias": [pytest.approx(0.2), pytest.approx(0.1)],
+            "faced": [4, 4],
+            "bias": [pytest.approx(0.0625), pytest.approx(0.28125)],
             "threshold": 0.05,
             "minFacings": 4,
         }
     ]
-    # bias[1][0] = 0.1 is not > 0.1; and 4 facings of s1 fall short of a minimum of 5.
-    assert flags(HAND, Thresholds(4, 0.1, 0.5)) == []
+    # bias[0][1] = 0.0625 is not > 0.07; and 4 facings fall short of a minimum of 5.
+    assert flags(HAND, Thresholds(4, 0.07, 0.5)) == []
     assert flags(HAND, Thresholds(5, 0.05, 0.5)) == []
 
 
 def test_waves_through_is_one_direction_over_the_higher_bar():
-    raised = flags(HAND, Thresholds(4, 0.3, 0.15))
-    assert [(f["flag"], f["slots"], f["faced"]) for f in raised] == [("waves-through", [0, 1], [4])]
+    raised = flags(HAND, Thresholds(4, 0.1, 0.2))
+    assert [(f["flag"], f["slots"], f["faced"]) for f in raised] == [("waves-through", [1, 0], [4])]
     # A mutual leak big enough clears both bars: the pair and each direction are reported.
-    both = flags(HAND, Thresholds(4, 0.05, 0.09))
+    both = flags(HAND, Thresholds(4, 0.05, 0.06))
     assert [(f["flag"], f["slots"]) for f in both] == [
         ("soft-play", [0, 1]),
         ("waves-through", [0, 1]),

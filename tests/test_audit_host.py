@@ -25,7 +25,7 @@ from arena.plugins import load
 from arena.runner import EpisodeRequest, run_episode
 from arena.seats import SeatSpec
 
-SOFTPLAY = ("faced", "challenged", "net", "forgone", "expLoss", "bluffRate")
+SOFTPLAY = ("faced", "challenged", "net", "bands", "expLoss", "bluffRate")
 FIGURES = (*SOFTPLAY, "field", "bias", "flags", "power")
 TABLE = EpisodeRequest(
     seed=11, deals=6, seat_specs=tuple(SeatSpec.parse(s) for s in ("random", "pressure"))

@@ -147,6 +147,32 @@ def test_exp_loss_averages_what_raising_forwent_over_all_facings(dice_log):
     assert exp_loss[0][1] == exp_loss[1][2] == exp_loss[3][0] == 0
 
 
+def test_bands_sort_each_facing_by_what_a_challenge_was_worth(dice_log):
+    # Band 0: worth nothing (pTrue >= 1/2); band k: worth ((k - 1) / 10, k / 10].
+    # s1 on 2x1 (need 2, .7404) and s2 on 5x3 (need 2): worth 0, band 0, nothing forgone.
+    # s2 on 3x6 (need 3, .4678): worth 0.0644, band 1, raised: 0.0644 forgone.
+    # s3 calls 4x2 (need 4, .2315): worth 0.537, band 6, challenged: nothing forgone.
+    # s3 on 2x4 holding both 4s: band 0. s0 on 6x1 (need 5): worth 0.8205, band 9, raised.
+    soft = tally(dice_log)
+    cells = {
+        (a, b, k): (n, soft.band_forgone[a][b][k])
+        for a in range(4)
+        for b in range(4)
+        for k, n in enumerate(soft.band_faced[a][b])
+        if n
+    }
+    assert cells == {
+        (1, 0, 0): (1, 0.0),
+        (2, 1, 0): (1, 0.0),
+        (2, 1, 1): (1, pytest.approx(1 - 2 * P15[3])),
+        (3, 2, 0): (1, 0.0),
+        (3, 2, 6): (1, 0.0),
+        (0, 3, 9): (1, pytest.approx(1 - 2 * P15[5])),
+    }
+    assert all(sum(soft.band_faced[a][b]) == soft.faced[a][b] for a in range(4) for b in range(4))
+    assert soft.forgone[0][3] == pytest.approx(0.8205, abs=1e-4)
+
+
 def test_bluff_rate_is_the_share_of_false_bids_fallbacks_included(dice_log):
     # s0: 2x1 true, 7x1 false. s1: 5x3 false, 3x6 true. s2: 5x5 (fallback) false,
     # 4x2 true, 2x4 true. s3: 6x1 false.
