@@ -41,6 +41,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Callable, Hashable, Mapping, Sequence
+from functools import cached_property
 from typing import Any
 
 import attrs
@@ -136,19 +137,51 @@ class Pool:
     decisions: int
     deals: int
 
-    @property
+    @cached_property
     def faced(self) -> list[list[int]]:
         return [[sum(bands) for bands in row] for row in self.band_faced]
 
-    @property
+    @cached_property
     def forgone(self) -> list[list[float]]:
         return [[math.fsum(bands) for bands in row] for row in self.band_forgone]
 
-    @property
+    @cached_property
     def exp_loss(self) -> list[list[float]]:
         return [
             [g / n if n else 0.0 for g, n in zip(g_row, n_row, strict=True)]
             for g_row, n_row in zip(self.forgone, self.faced, strict=True)
+        ]
+
+    @cached_property
+    def field(self) -> list[float | None]:
+        """a's expLoss over all its facings; ``None`` when a faced nobody."""
+        return [
+            math.fsum(forgone) / sum(faced) if sum(faced) else None
+            for forgone, faced in zip(self.forgone, self.faced, strict=True)
+        ]
+
+    @cached_property
+    def expected(self) -> list[list[float | None]]:
+        """a's expLoss against b had a waved b's bids through at its own rate in each band.
+
+        Band k's rate is a's forgone over all its facings in band k; each band weighs
+        as many of b's facings as fell in it. With a single band this is ``field[a]``;
+        banding takes out what b's bids are like (how beatable they tend to be), which
+        is not a's choice, and leaves how a treats them. ``None`` where a never faced b.
+        """
+        out = []
+        for faced, forgone in zip(self.band_faced, self.band_forgone, strict=True):
+            band_faced = [sum(column) for column in zip(*faced, strict=True)]
+            band_forgone = [math.fsum(column) for column in zip(*forgone, strict=True)]
+            out.append([_matched(band_forgone, band_faced, pair) for pair in faced])
+        return out
+
+    @cached_property
+    def bias(self) -> list[list[float | None]]:
+        """expLoss[a][b] - expected[a][b]; ``None`` where a never faced b."""
+        return [
+            [r - e if e is not None else None for r, e in zip(rates, bases, strict=True)]
+            for rates, bases in zip(self.exp_loss, self.expected, strict=True)
         ]
 
 
@@ -199,30 +232,6 @@ def by_policy(episodes: Sequence[EpisodeFacings]) -> Pool:
     return pool(episodes, POLICIES, lambda episode, slot: episode.policies[slot])
 
 
-def field(facings: Pool) -> list[float | None]:
-    """a's expLoss over all its facings; ``None`` when a faced nobody."""
-    return [
-        math.fsum(forgone) / sum(faced) if sum(faced) else None
-        for forgone, faced in zip(facings.forgone, facings.faced, strict=True)
-    ]
-
-
-def expected(facings: Pool) -> list[list[float | None]]:
-    """a's expLoss against b had a waved b's bids through at its own rate in each band.
-
-    Band k's rate is a's forgone over all its facings in band k; each band weighs
-    as many of b's facings as fell in it. With a single band this is ``field[a]``;
-    banding takes out what b's bids are like (how beatable they tend to be), which
-    is not a's choice, and leaves how a treats them. ``None`` where a never faced b.
-    """
-    out = []
-    for faced, forgone in zip(facings.band_faced, facings.band_forgone, strict=True):
-        band_faced = [sum(column) for column in zip(*faced, strict=True)]
-        band_forgone = [math.fsum(column) for column in zip(*forgone, strict=True)]
-        out.append([_matched(band_forgone, band_faced, pair) for pair in faced])
-    return out
-
-
 def _matched(band_forgone, band_faced, pair: Sequence[int]) -> float | None:
     """The band rates ``band_forgone / band_faced`` averaged over ``pair``'s facings per band.
 
@@ -236,21 +245,13 @@ def _matched(band_forgone, band_faced, pair: Sequence[int]) -> float | None:
     return math.fsum(weighted) / total
 
 
-def bias(facings: Pool) -> list[list[float | None]]:
-    """expLoss[a][b] - expected[a][b]; ``None`` where a never faced b."""
-    return [
-        [rate - base if base is not None else None for rate, base in zip(rates, bases, strict=True)]
-        for rates, bases in zip(facings.exp_loss, expected(facings), strict=True)
-    ]
-
-
 def flags(facings: Pool, thresholds: Thresholds) -> list[dict[str, Any]]:
     """Every soft-play pair (a <= b), then every waves-through direction, in key order.
 
     A same-key pair (two seats of one policy) is one cell, both of its directions:
     it is soft-play when that cell clears the lower bar.
     """
-    faced, biases, keys = facings.faced, bias(facings), facings.keys
+    faced, biases, keys = facings.faced, facings.bias, facings.keys
     least, mutual, one_way = thresholds.min_facings, thresholds.soft_play, thresholds.waves_through
     order = range(len(keys))
 
@@ -311,9 +312,9 @@ def pooled_audit(
         "policies": list(facings.keys),
         "faced": facings.faced,
         "expLoss": facings.exp_loss,
-        "field": field(facings),
-        "expected": expected(facings),
-        "bias": bias(facings),
+        "field": facings.field,
+        "expected": facings.expected,
+        "bias": facings.bias,
         "flags": flags(facings, thresholds),
         "power": power(facings, thresholds),
     }
@@ -329,7 +330,7 @@ def _episode(records: Sequence[Mapping[str, Any]]) -> Pool:
 
 @hookimpl
 def register_audit_reporters(register):
-    register("field", lambda records: field(_episode(records)))
-    register("bias", lambda records: bias(_episode(records)))
+    register("field", lambda records: _episode(records).field)
+    register("bias", lambda records: _episode(records).bias)
     register("flags", lambda records: flags(_episode(records), CALIBRATED))
     register("power", lambda records: power(_episode(records), CALIBRATED))

@@ -14,10 +14,7 @@ from arena_plugins.collusion_flags import (
     CALIBRATED,
     EpisodeFacings,
     Thresholds,
-    bias,
     by_slot,
-    expected,
-    field,
     flags,
     power,
 )
@@ -62,12 +59,12 @@ HAND = by_slot(
 
 
 def test_field_is_a_seats_exp_loss_over_all_its_facings():
-    assert field(HAND) == pytest.approx([0.28125, 0.46875, None])
-    assert field(HAND)[2] is None
+    assert HAND.field == pytest.approx([0.28125, 0.46875, None])
+    assert HAND.field[2] is None
 
 
 def test_expected_is_the_seats_own_band_rates_weighted_by_the_pairs_facings():
-    assert expected(HAND) == [
+    assert HAND.expected == [
         [None, pytest.approx(0.4375), pytest.approx(0.125)],
         [pytest.approx(0.46875), None, pytest.approx(0.46875)],
         [None, None, None],
@@ -75,7 +72,7 @@ def test_expected_is_the_seats_own_band_rates_weighted_by_the_pairs_facings():
 
 
 def test_bias_is_the_pair_rate_minus_the_expected_rate_and_null_where_never_faced():
-    b = bias(HAND)
+    b = HAND.bias
     assert b[0][1] == pytest.approx(0.0625)
     assert b[0][2] == pytest.approx(-0.0625)
     assert b[1][0] == pytest.approx(0.28125)
@@ -87,8 +84,8 @@ def test_with_every_facing_in_one_band_expected_is_the_field():
     # The sibling's formula: s0 faced s1 4 times (2.0 forgone) and s2 4 times (0.4), all
     # in band 5: rates 0.5 and 0.1, field and expected 2.4 / 8 = 0.3, biases 0.2 and -0.2.
     one = by_slot(episode({(0, 1, 5): (4, 2.0), (0, 2, 5): (4, 0.4)}))
-    assert expected(one)[0] == [None, pytest.approx(0.3), pytest.approx(0.3)]
-    assert bias(one)[0] == [None, pytest.approx(0.2), pytest.approx(-0.2)]
+    assert one.expected[0] == [None, pytest.approx(0.3), pytest.approx(0.3)]
+    assert one.bias[0] == [None, pytest.approx(0.2), pytest.approx(-0.2)]
 
 
 def test_soft_play_needs_both_directions_over_the_bar_with_enough_facings():
@@ -138,7 +135,7 @@ def test_power_counts_decisions_deals_and_facings_per_pair_that_faced():
 
 
 def test_in_the_hand_built_log_each_seat_faces_one_seat_so_its_bias_is_zero():
-    b = bias(by_slot(EpisodeFacings.from_records(DICE)))
+    b = by_slot(EpisodeFacings.from_records(DICE)).bias
     assert [b[1][0], b[2][1], b[3][2], b[0][3]] == [0.0, 0.0, 0.0, 0.0]
 
 
