@@ -92,15 +92,15 @@ class _Deal:
     number: int
     opener: int
     hands: tuple[tuple[int, ...], ...]
-    bids: list[PublicBid] = attrs.Factory(list)
-    talk: list[TalkLine] = attrs.Factory(list)
+    bids: tuple[PublicBid, ...] = ()
+    """Tuples, grown by one per bid or line, so every view shares them instead of copying."""
+    talk: tuple[TalkLine, ...] = ()
+    standing: StandingBid | None = None
+    """The last bid, kept in step with ``bids`` by :meth:`add_bid`."""
 
-    @property
-    def standing(self) -> StandingBid | None:
-        if not self.bids:
-            return None
-        last = self.bids[-1]
-        return StandingBid(last.slot, last.quantity, last.face)
+    def add_bid(self, bid: PublicBid) -> None:
+        self.bids += (bid,)
+        self.standing = StandingBid(bid.slot, bid.quantity, bid.face)
 
 
 class Engine:
@@ -194,7 +194,7 @@ class Engine:
     def _apply_bid(self, deal: _Deal, slot: int, bid: Bid, fallback: bool) -> None:
         published = self._publish(deal, slot, bid.say)
         self._keep_notes(slot, bid.notes)
-        deal.bids.append(PublicBid(slot, bid.quantity, bid.face))
+        deal.add_bid(PublicBid(slot, bid.quantity, bid.face))
         self.emit(
             BidMade(
                 deal.number, slot, bid.quantity, bid.face, bid.say, published, bid.notes, fallback
@@ -220,7 +220,7 @@ class Engine:
         )  # fmt: skip
         self.history += (
             PastDeal(
-                deal.number, deal.opener, tuple(deal.bids), slot, forced,
+                deal.number, deal.opener, deal.bids, slot, forced,
                 outcome.actual, deal.hands, outcome.winner, outcome.loser,
             ),
         )  # fmt: skip
@@ -297,8 +297,8 @@ class Engine:
             opener=deal.opener,
             max_bids=rules.max_bids,
             hand=deal.hands[slot],
-            bids=tuple(deal.bids),
-            talk=tuple(deal.talk),
+            bids=deal.bids,
+            talk=deal.talk,
             history=self.history,
             notes=self.notes[slot],
             notes_truncated=self.notes_truncated[slot],
@@ -322,7 +322,7 @@ class Engine:
                 text = None
             if text is None:
                 return None
-        deal.talk.append(TalkLine(slot, text))
+        deal.talk += (TalkLine(slot, text),)
         return text
 
     def _keep_notes(self, slot: int, notes: str | None) -> None:
