@@ -82,9 +82,9 @@ class TableRules:
         faces = self.mode.symbols
         if standing is None:
             return 1, faces[0]
-        higher = [f for f in faces if f > standing.face]
-        if higher:
-            return standing.quantity, higher[0]
+        for face in faces:
+            if face > standing.face:
+                return standing.quantity, face
         if standing.quantity < self.max_quantity:
             return standing.quantity + 1, faces[0]
         return None
