@@ -53,7 +53,8 @@ class ScriptedSeat:
         self.rules: TableRules = context.rules
         self.rng = context.rng
         self.thresholds = thresholds
-        rules, tail = self.rules, tail_table(self.rules.unseen, self.rules.mode.p)
+        rules = self.rules
+        tail = tail_table(rules.unseen, rules.mode.p)
         self.chance = {
             need: tail[min(max(need, 0), len(tail) - 1)]
             for need in range(1 - rules.mode.hand_size, rules.max_quantity + 1)
