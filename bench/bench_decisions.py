@@ -160,17 +160,17 @@ def workloads(host, unaudited, mode: str, deals: int, max_bids: int) -> dict[str
         ("random", ("random",) * 4),
         ("bayes/pressure", ("bayes", "pressure", "bayes", "pressure")),
     ):
-        rows[f"arena {name}"] = arena_workload(host, mode, seats, deals, max_bids)
-        rows[f"arena {name}, no audit"] = arena_workload(unaudited, mode, seats, deals, max_bids)
+        rows[name] = arena_workload(host, mode, seats, deals, max_bids)
+        rows[f"{name}, no audit"] = arena_workload(unaudited, mode, seats, deals, max_bids)
     return rows
 
 
 def misses(mode: str, rates: dict[str, float]) -> list[str]:
     """The issue's targets this mode missed."""
     missed = []
-    if rates["arena random"] < TARGET_RANDOM_RATIO * rates["floor"]:
+    if rates["random"] < TARGET_RANDOM_RATIO * rates["floor"]:
         missed.append(f"{mode}: random below 1/3 of the floor")
-    if rates["arena bayes/pressure"] < TARGET_SCRIPTED:
+    if rates["bayes/pressure"] < TARGET_SCRIPTED:
         missed.append(f"{mode}: bayes/pressure below {TARGET_SCRIPTED:,}/s")
     return missed
 
@@ -212,7 +212,7 @@ def main(argv=None) -> int:
                     f"{rate / rates['floor+log']:.2f}" if "floor+log" in rates else "",
                 )
             missed += misses(mode, rates)
-    console = Console(width=max(Console().width, 100))
+    console = Console(width=max(Console().width, 110))
     console.print(table)
     console.print("targets: " + ("met" if not missed else "missed: " + "; ".join(missed)))
     return 0
