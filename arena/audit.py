@@ -11,6 +11,11 @@ Flags are the one section the host reads: each entry of the ``flags`` section
 becomes an ``audit`` event at the log's tail, so a replay shows it without
 recomputing. A reporter that raises costs only its own section, which becomes
 an ``"error: ..."`` string; the episode and the other sections stand.
+
+The pooled audit (many episodes, by policy) reads each episode's banded facings
+either from its event log or from the results a league stored; both become the
+same :class:`EpisodeFacings` and go through the one pooling function of the
+``collusion_flags`` plugin.
 """
 
 from __future__ import annotations
@@ -25,9 +30,11 @@ from typing import Any
 import structlog
 from rich.table import Table
 
-from arena.eventlog import LogError
+from arena.eventlog import LogError, read_log
 from arena.events import Audit, EpisodeSettled, to_line
 from arena.plugins import Reporter
+from arena.store import StoreError, league_results
+from arena_plugins.collusion_flags import EpisodeFacings
 
 FLAGS_SECTION = "flags"
 
@@ -93,6 +100,44 @@ def audit_tables(sections: dict[str, Any], seats: int) -> list[Table | str]:
         if name not in matrices and name not in per_seat
     ]
     return [pairs, seat_table, *rest]
+
+
+def logged_facings(paths: Iterable[str | Path]) -> list[EpisodeFacings]:
+    """The pooled audit's input from saved event logs (a bad log fails naming its file)."""
+    return [EpisodeFacings.from_records(play_records(read_log(path))) for path in paths]
+
+
+def league_facings(path: str | Path) -> list[EpisodeFacings]:
+    """The pooled audit's input from a league's SQLite file: the results it stored."""
+    facings = []
+    for index, results in enumerate(league_results(path)):
+        try:
+            facings.append(EpisodeFacings.from_results(results))
+        except KeyError as exc:
+            raise StoreError(
+                f"{path}: episode {index} has no {exc.args[0]} (played without the audit reporters)"
+            ) from None
+    return facings
+
+
+def pooled_tables(report: dict[str, Any]) -> list[Table | str]:
+    """A readable pooled audit: a row per ordered pair of policies that faced, one per policy."""
+    policies = report["policies"]
+    pairs = Table(title="per ordered pair of policies (A faces B's bids)")
+    for column in ("A", "B", "faced", "expLoss", "expected", "bias"):
+        pairs.add_column(column, justify="right")
+    for a, first in enumerate(policies):
+        for b, second in enumerate(policies):
+            if report["faced"][a][b]:
+                figures = (report[name][a][b] for name in ("faced", "expLoss", "expected", "bias"))
+                pairs.add_row(first, second, *(_cell(value) for value in figures))
+    fields = Table(title="per policy")
+    fields.add_column("policy")
+    fields.add_column("field", justify="right")
+    for policy, value in zip(policies, report["field"], strict=True):
+        fields.add_row(policy, _cell(value))
+    flags = [f"flag: {json.dumps(flag)}" for flag in report["flags"]] or ["flags: none"]
+    return [pairs, fields, *flags, f"power: {json.dumps(report['power'])}"]
 
 
 def _is_row(value: Any, seats: int) -> bool:

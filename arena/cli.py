@@ -18,7 +18,16 @@ from rich.console import Console
 from rich.progress import Progress
 
 from arena import __version__, logconfig
-from arena.audit import audit_events, audit_json, audit_tables, rewrite_audit_tail, run_audit
+from arena.audit import (
+    audit_events,
+    audit_json,
+    audit_tables,
+    league_facings,
+    logged_facings,
+    pooled_tables,
+    rewrite_audit_tail,
+    run_audit,
+)
 from arena.eventlog import LogError, read_log
 from arena.league import LeagueSpec, run_league
 from arena.plugins import DuplicateName, PluginHost, UnknownName, load
@@ -28,6 +37,7 @@ from arena.rules import DEFAULT_MAX_BIDS, MAX_SEATS, MIN_SEATS
 from arena.runner import DEFAULT_SEATS, EpisodeRequest, SetupError, run_episode
 from arena.seats import SeatSpec
 from arena.store import LeagueStore, StoreError
+from arena_plugins.collusion_flags import pooled_audit
 from arena_policies import shipped as shipped_policies
 
 USAGE_ERROR = 2
@@ -114,17 +124,27 @@ def build_parser() -> argparse.ArgumentParser:
     league.add_argument("--json", action="store_true", help="print the standings as JSON")
     league.set_defaults(run=_league)
 
-    audit = commands.add_parser("audit", help="recompute an episode's audit from its event log")
-    audit.add_argument("log", metavar="LOG", help="an event log written by `arena play --log`")
+    audit = commands.add_parser(
+        "audit", help="recompute an episode's audit from its log, or pool many by policy"
+    )
     audit.add_argument(
-        "--json", action="store_true", help="print results.audit exactly as the episode did"
+        "logs",
+        nargs="*",
+        metavar="LOG",
+        help="event logs written by `arena play --log`; two or more are pooled by policy",
+    )
+    audit.add_argument("--league", metavar="DB", help="pool a league's finished episodes by policy")
+    audit.add_argument(
+        "--json",
+        action="store_true",
+        help="print results.audit exactly as the episode did (or the pooled audit as JSON)",
     )
     audit.add_argument(
         "--append",
         action="store_true",
         help="also write the flags to the log's tail as audit events (replacing any there)",
     )
-    audit.set_defaults(run=_audit)
+    audit.set_defaults(run=_audit, parser=audit)
 
     policies = commands.add_parser("policies", help="list the shipped Claude policies")
     policies.add_argument("--json", action="store_true", help="machine-readable output")
@@ -232,15 +252,34 @@ def _league(args: argparse.Namespace, host: PluginHost) -> int:
 
 
 def _audit(args: argparse.Namespace, host: PluginHost) -> int:
-    records = read_log(args.log)
+    if bool(args.logs) == bool(args.league):
+        args.parser.error("give one or more event logs, or --league DB")
+    if args.league or len(args.logs) > 1:
+        if args.append:
+            args.parser.error("--append rewrites a single LOG")
+        return _pooled_audit(args)
+    records = read_log(args.logs[0])
     sections = run_audit(host.registry.reporters.values(), records)
     if args.append:
-        rewrite_audit_tail(args.log, audit_events(sections))
+        rewrite_audit_tail(args.logs[0], audit_events(sections))
     if args.json:
         print(audit_json(sections))
         return 0
     console = Console(soft_wrap=True)
     for part in audit_tables(sections, len(records[0]["seats"])):
+        console.print(part, highlight=False, markup=False)
+    return 0
+
+
+def _pooled_audit(args: argparse.Namespace) -> int:
+    """The collusion flags over many episodes, keyed by policy (docs/audit.md)."""
+    facings = league_facings(args.league) if args.league else logged_facings(args.logs)
+    report = pooled_audit(facings)
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return 0
+    console = Console()
+    for part in pooled_tables(report):
         console.print(part, highlight=False, markup=False)
     return 0
 

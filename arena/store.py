@@ -89,3 +89,21 @@ class LeagueStore:
 
     def close(self) -> None:
         self.db.close()
+
+
+def league_results(path: str | Path) -> list[dict]:
+    """Every finished episode's results JSON, in schedule order; the file is only read."""
+    path = Path(path)
+    if not path.is_file():
+        raise StoreError(f"{path}: no such league database")
+    try:
+        db = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True)
+        try:
+            rows = db.execute("SELECT results FROM episodes ORDER BY idx").fetchall()
+        finally:
+            db.close()
+    except sqlite3.DatabaseError as exc:
+        raise StoreError(f"{path}: not a league database ({exc})") from None
+    if not rows:
+        raise StoreError(f"{path}: the league has no finished episodes")
+    return [json.loads(text) for (text,) in rows]
