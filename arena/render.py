@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from rich import box
 from rich.table import Table
 
 from arena.league import Standing
@@ -32,31 +33,28 @@ def deal_lines(records: list[dict[str, Any]]) -> Iterator[str]:
 
 
 def results_table(results: Results) -> Table:
+    """One row a seat; a stand-in is marked ``*`` and explained under the table."""
     table = Table(
-        title=f"{results.mode} seed {results.seed}: {results.status}, {results.deals_played} deals"
+        title=f"{results.mode} seed {results.seed}: {results.status}, {results.deals_played} deals",
+        box=box.SIMPLE_HEAD,
     )
-    for column in (
-        "slot",
-        "policy",
-        "points",
-        "score",
-        "decisions",
-        "rejected",
-        "fallbacks",
-        "note",
-    ):
-        table.add_column(column, justify="left" if column in ("policy", "note") else "right")
+    table.add_column("slot", justify="right")
+    table.add_column("policy", no_wrap=True)
+    for column in ("points", "score", "asked", "rejected", "fallback", "fault"):
+        table.add_column(column, justify="right")
     for seat in results.seats:
         table.add_row(
             str(seat.slot),
-            seat.policy,
+            seat.policy + (" *" if seat.stand_in else ""),
             f"{seat.points:+d}",
             f"{seat.score:.3f}",
             str(seat.decisions),
             str(seat.rejected),
             str(seat.fallbacks),
-            seat.stand_in or "",
+            str(seat.faults),
         )
+    stand_ins = [f"* seat {s.slot}: {s.stand_in}" for s in results.seats if s.stand_in]
+    table.caption = "\n".join(stand_ins) or None
     return table
 
 
