@@ -41,7 +41,7 @@ def results_table(results: Results) -> Table:
     table.add_column("slot", justify="right")
     table.add_column("policy", no_wrap=True)
     for column in ("points", "score", "asked", "rejected", "fallback", "fault"):
-        table.add_column(column, justify="right")
+        table.add_column(column, justify="right", min_width=len(column))
     for seat in results.seats:
         table.add_row(
             str(seat.slot),
