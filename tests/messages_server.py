@@ -94,7 +94,7 @@ class Request:
 class MessagesServer:
     """Start it (or use it as a context manager), script it, point the SDK at :attr:`url`."""
 
-    def __init__(self, responder: Responder | None = None):
+    def __init__(self, responder: Responder | None = None, port: int = 0):
         self.responder = responder
         self.script: deque[Scripted] = deque()
         self.requests: list[Request] = []
@@ -102,7 +102,7 @@ class MessagesServer:
         self._stopping = threading.Event()
         self._cache: set[str] = set()
         self._served = 0
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), _handler_for(self))
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
 
@@ -308,3 +308,27 @@ def table_player(patience: Callable[[int], int] = lambda deal: 3, talk: bool = T
         return tool_call(reply)
 
     return respond
+
+
+def main() -> None:
+    """Serve the legal table player on loopback until interrupted, for trying the CLI by hand:
+
+    python tests/messages_server.py --port 8765 &
+    ANTHROPIC_API_KEY=local ANTHROPIC_BASE_URL=http://127.0.0.1:8765 \\
+        arena play --talk --seat claude:honest --seat bayes --seat claude:bluffer --log ep.jsonl
+    """
+    import argparse
+
+    parser = argparse.ArgumentParser(description="A loopback Messages API that plays legally.")
+    parser.add_argument("--port", type=int, default=8765)
+    port = parser.parse_args().port
+    server = MessagesServer(responder=table_player(), port=port).start()
+    print(f"serving the Messages API on {server.url} (Ctrl-C stops)", flush=True)
+    try:
+        server._thread.join()
+    except KeyboardInterrupt:
+        server.stop()
+
+
+if __name__ == "__main__":
+    main()
