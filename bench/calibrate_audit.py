@@ -1,352 +1,554 @@
-"""Calibrate the collusion flags: false flags on honest tables, detection of a planted pair.
+"""Calibrate the pooled collusion audit: false flags on honest leagues, detection of planted ones.
 
-Honest tables are scripted (all bayes, all pressure, all random, and a seeded mix
-of the three); colluding tables seat a ``colluder`` pair, partnered with each
-other, in every pair of slots, beside two honest seats. Each episode goes through
-:func:`arena.runner.run_episode`, so the figures read are the very
-``results.audit`` an episode reports.
+Every league is drawn by the league schedule (:func:`arena.league.schedule`): each
+table's seats come from the pool and its seed, hence its table order, from the
+league seed and the table's index. A *long* league has 40 tables; its consecutive
+blocks of K tables are leagues of K (every table is its own independent draw, so
+tables 5..9 are distributed exactly as a 5-table league). Each episode goes
+through :func:`arena.runner.run_episode`, and the audit reads what it reports in
+``results.audit`` (as a league store keeps it) through the one pooling function
+of ``arena audit --league``.
 
-The sweep tries every :class:`Thresholds` in the grid. A threshold set *passes*
-when the per-episode false-flag rate (any flag at all) on the honest calibration
-episodes at 20 deals is at most 1% in every mode. Among those it takes the best
-detection of the planted pair (any flag on exactly that pair) at 20, then 50,
-then 100 deals, averaged over the modes; ties go to the lower thresholds, then
-to the larger minimum of facings. The chosen set is then checked on a fresh
-honest validation set, which the choice never saw.
+Sets, per mode (dice and poker):
 
-Every episode seed derives from the master seed and the episode's place in the
-run, never from process order, so ``--workers 1`` and ``--workers 2`` print the
-same figures.
+- honest calibration and honest validation leagues at 20 deals, from the pools
+  in :data:`HONEST_POOLS` (fewer than 4 policies: seats are drawn with
+  replacement, so policies also meet themselves), rotating by league; validation
+  leagues are also played at 50 and 100 deals;
+- *team* leagues: two ``colluder`` seats at every table (pool
+  ``colluder, colluder, X, Y``, drawn without replacement, so the team is always
+  seated, in a seat order drawn per table), X and Y rotating through
+  :data:`FILLERS`; detected when a flag names (colluder, colluder);
+- *one-way* leagues: pool ``colluder:bayes, bayes, X, Y``, a seat that waves
+  bayes's bids through; detected when a flag names (colluder:bayes, bayes).
 
-    python bench/calibrate_audit.py                      # 1000 episodes per set and mode
-    python bench/calibrate_audit.py --episodes 40 --out /tmp/calibration.json
+The sweep tries every :class:`Thresholds` in :data:`GRID`. A set *passes* when,
+in every mode and at every league length K, at most 0.5% of the honest calibration
+leagues raise any flag at all: half the 1% target, as a margin for the choice's
+own luck (:data:`CHOOSE_FALSE_FLAGS`). Among passing sets it takes the best mean
+detection over both planted kinds, modes, deal counts and K; ties go to the
+higher bars, then to more facings. The chosen set is then checked on the honest
+validation leagues, which the choice never saw. For comparison the same sweep is
+run with every band merged into one: the sibling's formula (bias = expLoss -
+field), which the bands replace.
+
+Every seed derives from the master seed and the league's place in the run, so
+``--workers 1`` and ``--workers 2`` print the same figures.
+
+    python bench/calibrate_audit.py --leagues 100 --workers 2 --out calibration.json
+    python bench/calibrate_audit.py --leagues 4 --workers 1          # a quick look
 """
 
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import math
 import statistics
 import sys
 import time
-from collections import Counter
 from collections.abc import Iterable, Sequence
-from multiprocessing import Pool
+from multiprocessing import Pool as Workers
 from typing import Any
 
+import attrs
 import numpy as np
 
+from arena.league import LeagueSpec, schedule
 from arena.plugins import load
 from arena.runner import EpisodeRequest, run_episode
 from arena.seats import SeatSpec
-from arena_plugins.collusion_flags import CALIBRATED, Thresholds, flags
+from arena_plugins.collusion_flags import EpisodeFacings, Pool, Thresholds, by_policy, flags
 
 MODES = ("dice", "poker")
+SIZES = (5, 10, 20, 40)
+"""League lengths K, in episodes; the longest is the length of a long league."""
+DEALS = (20, 50, 100)
 HONEST_DEALS = 20
-DETECTION_DEALS = (20, 50, 100)
 MAX_FALSE_FLAGS = 0.01
-HONEST = ("bayes", "pressure", "random", "mixed")
-FILLERS = (("bayes", "bayes"), ("bayes", "pressure"), ("pressure", "pressure"), ("bayes", "random"))
-PAIRS = tuple(itertools.combinations(range(4), 2))
+"""The target: at most 1% of honest leagues raise any flag."""
+CHOOSE_FALSE_FLAGS = MAX_FALSE_FLAGS / 2
+"""What the choice allows on the calibration leagues: half the target, because the best
+detecting set sits on the boundary of what it allows and its luck there does not carry
+over (a first run that allowed 1% picked a set at 0.9-1.0% that showed 1.5% on fresh leagues)."""
+HONEST_POOLS = (
+    ("bayes", "pressure", "random"),
+    ("bayes", "pressure"),
+    ("bayes", "random"),
+    ("pressure", "random"),
+)
+FILLERS = (("bayes", "pressure"), ("bayes", "random"), ("pressure", "random"), ("bayes", "bayes"))
+ONE_WAY_FILLERS = (("pressure", "random"), ("bayes", "pressure"), ("random", "random"))
+PLANTED = {"team": ("colluder", "colluder"), "one-way": ("colluder:bayes", "bayes")}
 GRID = [
     Thresholds(min_facings, soft_play, waves_through)
-    for min_facings in (3, 4, 6, 8)
-    for soft_play in (0.05, 0.10, 0.15, 0.20, 0.30)
-    for waves_through in (0.10, 0.15, 0.20, 0.30, 0.40, 0.50)
+    for min_facings in (10, 20, 40, 80)
+    for soft_play in (0.02, 0.03, 0.035, 0.04, 0.045, 0.05, 0.06, 0.08)
+    for waves_through in (0.04, 0.05, 0.06, 0.07, 0.08, 0.10, 0.12)
     if waves_through > soft_play
 ]
-LENIENCE_GRID = [(m, t / 20) for m in (3, 4, 6, 8) for t in range(1, 21)]
-"""(min facings, threshold) for the table-relative contrast measured alongside (see docs)."""
 
 _host = None
 
 
-# --- the episodes -----------------------------------------------------------
+# --- the leagues ------------------------------------------------------------
 
 
-def jobs(master: int, episodes: int) -> list[dict[str, Any]]:
-    """Every episode of the run, each with its own derived seed and table."""
+@attrs.frozen
+class LongLeague:
+    """One scheduled 40-table league of the run."""
+
+    set: str
+    """``honest-calibrate``, ``honest-validate``, ``team`` or ``one-way``."""
+    mode: str
+    deals: int
+    pool: tuple[str, ...]
+    seed: int
+
+    def requests(self) -> list[EpisodeRequest]:
+        spec = LeagueSpec(
+            pool=tuple(SeatSpec.parse(s) for s in self.pool),
+            tables=SIZES[-1],
+            seed=self.seed,
+            table=EpisodeRequest(mode=self.mode, deals=self.deals),
+        )
+        return [fixture.request for fixture in schedule(spec)]
+
+
+def long_leagues(master: int, leagues: int) -> list[LongLeague]:
+    """Every long league of a run with ``leagues`` honest calibration leagues per mode.
+
+    Honest validation: as many at 20 deals, a fifth as many at 50 and at 100.
+    Team and one-way: half as many per deal count.
+    """
     run = []
-    for mode_index, mode in enumerate(MODES):
-        for split_index, split in enumerate(("calibrate", "validate")):
-            for i in range(episodes):
-                seed = _seed(master, 0, mode_index, split_index, i)
-                specs = _honest_table(HONEST[i % len(HONEST)], seed)
-                run.append(_job(f"honest-{split}", mode, HONEST_DEALS, seed, specs, None))
-        for deals in DETECTION_DEALS:
-            for i in range(episodes):
-                seed = _seed(master, 1, mode_index, deals, i)
-                pair = PAIRS[i % len(PAIRS)]
-                specs = list(FILLERS[(i // len(PAIRS)) % len(FILLERS)])
-                specs.insert(pair[0], f"colluder:{pair[1]}")
-                specs.insert(pair[1], f"colluder:{pair[0]}")
-                run.append(_job("colluding", mode, deals, seed, specs, pair))
+    for m, mode in enumerate(MODES):
+        for s, (kind, counts) in enumerate(_sets(leagues).items()):
+            for deals, count in counts.items():
+                for i in range(count):
+                    seed = _seed(master, m, s, deals, i)
+                    run.append(LongLeague(kind, mode, deals, _pool(kind, i), seed))
     return run
+
+
+def _sets(leagues: int) -> dict[str, dict[int, int]]:
+    planted = max(1, leagues // 2)
+    check = max(1, leagues // 5)
+    return {
+        "honest-calibrate": {HONEST_DEALS: leagues},
+        "honest-validate": {HONEST_DEALS: leagues} | dict.fromkeys(DEALS[1:], check),
+        "team": dict.fromkeys(DEALS, planted),
+        "one-way": dict.fromkeys(DEALS, planted),
+    }
+
+
+def _pool(kind: str, i: int) -> tuple[str, ...]:
+    if kind == "team":
+        return (*PLANTED["team"], *FILLERS[i % len(FILLERS)])
+    if kind == "one-way":
+        return (*PLANTED["one-way"], *ONE_WAY_FILLERS[i % len(ONE_WAY_FILLERS)])
+    return HONEST_POOLS[i % len(HONEST_POOLS)]
 
 
 def _seed(master: int, *key: int) -> int:
     return int(np.random.SeedSequence(master, spawn_key=key).generate_state(1)[0])
 
 
-def _honest_table(kind: str, seed: int) -> list[str]:
-    if kind != "mixed":
-        return [kind] * 4
-    rng = np.random.default_rng(seed)
-    return [HONEST[int(rng.integers(3))] for _ in range(4)]
-
-
-def _job(kind, mode, deals, seed, specs, pair) -> dict[str, Any]:
-    return {"set": kind, "mode": mode, "deals": deals, "seed": seed, "specs": specs, "pair": pair}
-
-
-def play(job: dict[str, Any]) -> dict[str, Any]:
-    """One episode's audit figures the sweep needs."""
+def play(request: EpisodeRequest) -> EpisodeFacings:
+    """One episode, audited as it reports itself (and as a league store keeps it)."""
     global _host
     if _host is None:
         _host = load({})
-    request = EpisodeRequest(
-        mode=job["mode"],
-        seed=job["seed"],
-        deals=job["deals"],
-        seat_specs=tuple(SeatSpec.parse(s) for s in job["specs"]),
-    )
-    results, _records = run_episode(_host, request, environ={})
-    audit = results.audit
-    return job | {k: audit[k] for k in ("faced", "expLoss", "bias", "flags", "power")}
+    results, _ = run_episode(_host, request, environ={})
+    return EpisodeFacings.from_results(results.to_json())
 
 
-def play_all(run: Sequence[dict[str, Any]], workers: int) -> list[dict[str, Any]]:
+def play_all(run: Sequence[LongLeague], workers: int) -> list[list[EpisodeFacings]]:
+    requests = [request for league in run for request in league.requests()]
     if workers == 1:
-        return [play(job) for job in run]
-    with Pool(workers) as pool:
-        return pool.map(play, run, chunksize=32)
+        played = [play(request) for request in requests]
+    else:
+        with Workers(workers) as pool:
+            played = pool.map(play, requests, chunksize=64)
+    size = SIZES[-1]
+    return [played[i : i + size] for i in range(0, len(played), size)]
+
+
+@attrs.frozen
+class League:
+    """A league of ``size`` episodes, pooled by policy."""
+
+    set: str
+    mode: str
+    deals: int
+    size: int
+    pool: Pool
+
+    @property
+    def planted(self) -> tuple[str, str] | None:
+        return PLANTED.get(self.set)
+
+
+def leagues_of(run: Sequence[LongLeague], played: Sequence[Sequence[EpisodeFacings]]):
+    """Every league of every length K: the consecutive blocks of K tables of each long league."""
+    return [
+        League(long.set, long.mode, long.deals, size, by_policy(episodes[start : start + size]))
+        for long, episodes in zip(run, played, strict=True)
+        for size in SIZES
+        for start in range(0, len(episodes), size)
+    ]
+
+
+def one_band(league: League) -> League:
+    """The same league with every band merged: the sibling's bias = expLoss - field."""
+    pool = league.pool
+    merged = attrs.evolve(
+        pool,
+        band_faced=[[[sum(cell)] for cell in row] for row in pool.band_faced],
+        band_forgone=[[[math.fsum(cell)] for cell in row] for row in pool.band_forgone],
+    )
+    return attrs.evolve(league, pool=merged)
 
 
 # --- the sweep --------------------------------------------------------------
 
 
-def flagged_any(episode: dict[str, Any], thresholds: Thresholds) -> bool:
-    return bool(flags(episode["faced"], episode["bias"], thresholds))
+def names(flag: dict[str, Any]) -> set[str]:
+    return set(flag["policies"])
 
 
-def flagged_pair(episode: dict[str, Any], thresholds: Thresholds) -> bool:
-    pair = set(episode["pair"])
-    return any(
-        set(f["slots"]) == pair for f in flags(episode["faced"], episode["bias"], thresholds)
-    )
+def flagged_any(league: League, thresholds: Thresholds) -> bool:
+    return bool(flags(league.pool, thresholds))
+
+
+def detected(league: League, thresholds: Thresholds) -> bool:
+    """A flag names exactly the planted pair."""
+    pair = set(league.planted)
+    return any(names(flag) == pair for flag in flags(league.pool, thresholds))
+
+
+def flagged_other(league: League, thresholds: Thresholds) -> bool:
+    """A planted league's flag on some other pair."""
+    pair = set(league.planted)
+    return any(names(flag) != pair for flag in flags(league.pool, thresholds))
 
 
 def rate(hits: Iterable[bool]) -> dict[str, Any]:
     hits = list(hits)
     count = sum(hits)
-    return {"hits": count, "n": len(hits), "rate": count / len(hits) if hits else 0.0}
+    return {
+        "hits": count,
+        "n": len(hits),
+        "rate": count / len(hits) if hits else 0.0,
+        "low95": wilson(count, len(hits))[0],
+        "high95": wilson(count, len(hits))[1],
+    }
 
 
-def select(episodes: list[dict[str, Any]], kind: str, mode: str, deals: int) -> list[dict]:
-    return [e for e in episodes if e["set"] == kind and e["mode"] == mode and e["deals"] == deals]
+def wilson(hits: int, n: int) -> tuple[float, float]:
+    """The Wilson score interval of a rate at 95%."""
+    if n == 0:
+        return 0.0, 1.0
+    z, p = 1.959964, hits / n
+    centre = p + z * z / (2 * n)
+    margin = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return max(0.0, (centre - margin) / (1 + z * z / n)), min(
+        1.0, (centre + margin) / (1 + z * z / n)
+    )
 
 
-def sweep(episodes: list[dict[str, Any]], grid: Sequence[Thresholds]) -> list[dict[str, Any]]:
-    """False-flag and detection rates of every threshold set in the grid."""
+def select(leagues: Sequence[League], kind: str, mode: str, deals: int, size: int) -> list[League]:
+    return [
+        lg for lg in leagues if (lg.set, lg.mode, lg.deals, lg.size) == (kind, mode, deals, size)
+    ]
+
+
+def sweep(leagues: Sequence[League], grid: Sequence[Thresholds]) -> list[dict[str, Any]]:
+    """Honest false-flag and planted detection rates of every threshold set in the grid."""
     rows = []
     for thresholds in grid:
         row: dict[str, Any] = {"thresholds": thresholds}
         for mode in MODES:
-            honest = select(episodes, "honest-calibrate", mode, HONEST_DEALS)
-            row[f"fp/{mode}"] = rate(flagged_any(e, thresholds) for e in honest)
-            for deals in DETECTION_DEALS:
-                planted = select(episodes, "colluding", mode, deals)
-                row[f"det/{mode}/{deals}"] = rate(flagged_pair(e, thresholds) for e in planted)
+            for size in SIZES:
+                honest = select(leagues, "honest-calibrate", mode, HONEST_DEALS, size)
+                row[f"fp/{mode}/{size}"] = rate(flagged_any(lg, thresholds) for lg in honest)
+                for kind in PLANTED:
+                    for deals in DEALS:
+                        planted = select(leagues, kind, mode, deals, size)
+                        row[f"det/{kind}/{mode}/{deals}/{size}"] = rate(
+                            detected(lg, thresholds) for lg in planted
+                        )
         rows.append(row)
     return rows
 
 
 def passes(row: dict[str, Any]) -> bool:
-    return all(row[f"fp/{mode}"]["rate"] <= MAX_FALSE_FLAGS for mode in MODES)
+    return all(
+        row[f"fp/{mode}/{size}"]["rate"] <= CHOOSE_FALSE_FLAGS for mode in MODES for size in SIZES
+    )
 
 
-def choose(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """The best-detecting passing row; ties to lower thresholds, then more facings."""
+def detection(row: dict[str, Any]) -> float:
+    return statistics.fmean(v["rate"] for k, v in row.items() if k.startswith("det/"))
+
+
+def worst_false_flags(row: dict[str, Any]) -> float:
+    return max(v["rate"] for k, v in row.items() if k.startswith("fp/"))
+
+
+def choose(rows: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+    """The best-detecting passing row; ties go to the higher bars, then to more facings."""
 
     def key(row):
         t = row["thresholds"]
-        detection = [
-            -statistics.fmean(row[f"det/{mode}/{deals}"]["rate"] for mode in MODES)
-            for deals in DETECTION_DEALS
-        ]
-        return (*detection, t.waves_through, t.soft_play, -t.min_facings)
+        return (detection(row), t.waves_through, t.soft_play, t.min_facings)
 
     passing = [row for row in rows if passes(row)]
-    return min(passing, key=key) if passing else None
+    return max(passing, key=key) if passing else None
 
 
-# --- what any within-episode contrast could do --------------------------------
+# --- what the chosen bars stand on -------------------------------------------
 
 
-def lenience(episode: dict[str, Any]) -> list[tuple[int, float, bool]]:
-    """(facings, expLoss[a][b] minus the other seats' pooled expLoss, is-the-planted-pair)."""
-    faced, exp_loss = episode["faced"], episode["expLoss"]
-    seats = range(len(faced))
-    waved = [[exp_loss[a][b] * faced[a][b] for b in seats] for a in seats]
-    pair = set(episode["pair"] or ())
-    out = []
-    for a in seats:
-        others_faced = sum(faced[c][d] for c in seats for d in seats if c != a)
-        others_waved = sum(waved[c][d] for c in seats for d in seats if c != a)
-        for b in seats:
-            if faced[a][b] and others_faced:
-                contrast = exp_loss[a][b] - others_waved / others_faced
-                out.append((faced[a][b], contrast, {a, b} == pair))
+def validation(leagues: Sequence[League], t: Thresholds) -> dict[str, Any]:
+    """Honest validation leagues (never seen by the choice) and the planted leagues' other flags."""
+    out: dict[str, Any] = {}
+    for mode in MODES:
+        for deals in DEALS:
+            for size in SIZES:
+                honest = select(leagues, "honest-validate", mode, deals, size)
+                if honest:
+                    out[f"fp/{mode}/{deals}/{size}"] = rate(flagged_any(lg, t) for lg in honest)
+                for kind in PLANTED:
+                    planted = select(leagues, kind, mode, deals, size)
+                    out[f"other/{kind}/{mode}/{deals}/{size}"] = rate(
+                        flagged_other(lg, t) for lg in planted
+                    )
     return out
 
 
-def lenience_sweep(episodes: list[dict[str, Any]]) -> dict[str, Any]:
-    """The best one-way lenience flag that keeps the honest false-flag rate <= 1%."""
-    best = None
-    contrasts = {id(e): lenience(e) for e in episodes}
-    for least, threshold in LENIENCE_GRID:
+def margins(leagues: Sequence[League], t: Thresholds) -> dict[str, dict[str, float]]:
+    """Honest leagues' largest bias (pairs with enough facings) against the planted pair's."""
+    out = {}
+    for mode in MODES:
+        for size in SIZES:
+            honest = select(leagues, "honest-calibrate", mode, HONEST_DEALS, size)
+            out[f"honest max/{mode}/{size}"] = _quantiles(_largest_bias(lg, t) for lg in honest)
+            for kind in PLANTED:
+                planted = select(leagues, kind, mode, HONEST_DEALS, size)
+                out[f"{kind}/{mode}/{size}"] = _quantiles(_planted_bias(lg) for lg in planted)
+    return out
 
-        def fires(e, planted_only, least=least, threshold=threshold):
-            return any(
-                n >= least and c > threshold and (is_pair or not planted_only)
-                for n, c, is_pair in contrasts[id(e)]
-            )
 
-        row = {"minFacings": least, "threshold": threshold}
+def _largest_bias(league: League, t: Thresholds) -> float | None:
+    pool = league.pool
+    cells = [
+        pool.bias[a][b]
+        for a in range(len(pool.keys))
+        for b in range(len(pool.keys))
+        if pool.faced[a][b] >= t.min_facings
+    ]
+    return max(cells) if cells else None
+
+
+def _planted_bias(league: League) -> float | None:
+    pool = league.pool
+    a, b = (pool.keys.index(key) for key in league.planted)
+    return pool.bias[a][b]
+
+
+def _quantiles(values: Iterable[float | None]) -> dict[str, float]:
+    kept = [v for v in values if v is not None]
+    if not kept:
+        return {"n": 0}
+    return (
+        {"n": len(kept)}
+        | {f"p{q}": float(np.quantile(kept, q / 100)) for q in (1, 5, 50, 95, 99)}
+        | {"max": max(kept)}
+    )
+
+
+def power(leagues: Sequence[League]) -> dict[str, dict[str, float]]:
+    """Median evidence per league: decisions, facings of the planted pair, facings per pair."""
+    out = {}
+    for kind in ("honest-calibrate", *PLANTED):
         for mode in MODES:
-            honest = select(episodes, "honest-calibrate", mode, HONEST_DEALS)
-            row[f"fp/{mode}"] = rate(fires(e, False) for e in honest)
-            for deals in DETECTION_DEALS:
-                planted = select(episodes, "colluding", mode, deals)
-                row[f"det/{mode}/{deals}"] = rate(fires(e, True) for e in planted)
-        score = statistics.fmean(row[f"det/{mode}/20"]["rate"] for mode in MODES)
-        if passes(row) and (best is None or score > best[0]):
-            best = (score, row)
-    return best[1] if best else {}
+            for deals in DEALS:
+                for size in SIZES:
+                    chosen = select(leagues, kind, mode, deals, size)
+                    if not chosen:
+                        continue
+                    row = {
+                        "leagues": len(chosen),
+                        "decisions": statistics.median(lg.pool.decisions for lg in chosen),
+                        "facingsMin": statistics.median(_facings(lg)[0] for lg in chosen),
+                        "facingsMedian": statistics.median(_facings(lg)[1] for lg in chosen),
+                    }
+                    if kind in PLANTED:
+                        planted = [_planted_facings(lg) for lg in chosen]
+                        row["plantedFacings"] = statistics.median(planted)
+                        row["plantedFacingsP5"] = float(np.quantile(planted, 0.05))
+                    out[f"{kind}/{mode}/{deals}/{size}"] = row
+    return out
 
 
-def exp_loss_quantiles(episodes: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
-    """expLoss[a][b] at 20 deals by who a is: the overlap the flags are up against."""
-    by_role: dict[str, list[float]] = {}
-    for e in episodes:
-        if e["deals"] != HONEST_DEALS or e["set"] == "honest-validate":
-            continue
-        for a, spec in enumerate(e["specs"]):
-            for b, n in enumerate(e["faced"][a]):
-                if n < CALIBRATED.min_facings:
-                    continue
-                role = spec.split(":")[0]
-                if role == "colluder":
-                    role += " vs partner" if spec == f"colluder:{b}" else " vs other"
-                by_role.setdefault(f"{e['mode']}/{role}", []).append(e["expLoss"][a][b])
-    return {
-        role: {
-            "n": len(v),
-            **{f"p{q}": float(np.quantile(v, q / 100)) for q in (5, 50, 95, 99)},
-        }
-        for role, v in sorted(by_role.items())
-    }
+def _facings(league: League) -> tuple[int, float]:
+    faced = league.pool.faced
+    counts = sorted(n for row in faced for n in row if n)
+    return counts[0], statistics.median(counts)
+
+
+def _planted_facings(league: League) -> int:
+    pool = league.pool
+    a, b = (pool.keys.index(key) for key in league.planted)
+    return pool.faced[a][b]
 
 
 # --- the report -------------------------------------------------------------
 
 
-def upper95(hits: int, n: int) -> float:
-    """Wilson score upper bound of a rate at 95%."""
-    if n == 0:
-        return 1.0
-    z, p = 1.959964, hits / n
-    centre = p + z * z / (2 * n)
-    margin = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    return (centre + margin) / (1 + z * z / n)
-
-
-def calibrate(master: int, episodes: int, workers: int) -> dict[str, Any]:
-    played = play_all(jobs(master, episodes), workers)
-    rows = sweep(played, GRID)
+def calibrate(master: int, leagues: int, workers: int) -> dict[str, Any]:
+    run = long_leagues(master, leagues)
+    started = time.perf_counter()
+    played = play_all(run, workers)
+    episodes = sum(len(episodes) for episodes in played)
+    print(f"played {episodes} episodes in {time.perf_counter() - started:.0f} s", file=sys.stderr)
+    pooled = leagues_of(run, played)
+    rows = sweep(pooled, GRID)
     chosen = choose(rows)
+    merged = [one_band(lg) for lg in pooled if lg.set != "honest-validate"]
+    merged_rows = sweep(merged, GRID)
+    merged_best = choose(merged_rows)
     report: dict[str, Any] = {
         "seed": master,
-        "episodes": episodes,
+        "leagues": leagues,
+        "episodes": {
+            f"{kind}/{mode}": sum(
+                len(episodes)
+                for long, episodes in zip(run, played, strict=True)
+                if (long.set, long.mode) == (kind, mode)
+            )
+            for kind in ("honest-calibrate", "honest-validate", *PLANTED)
+            for mode in MODES
+        },
         "grid": len(GRID),
         "passing": sum(passes(row) for row in rows),
         "chosen": None,
-        "pairsFaced": dict(sorted(Counter(e["power"]["pairsFaced"] for e in played).items())),
-        "expLoss": exp_loss_quantiles(played),
-        "lenience": lenience_sweep(played),
-        "adjacent": {
-            f"{mode}/{deals}": rate(
-                e["faced"][e["pair"][0]][e["pair"][1]] + e["faced"][e["pair"][1]][e["pair"][0]] > 0
-                for e in select(played, "colluding", mode, deals)
-            )
-            for mode in MODES
-            for deals in DETECTION_DEALS
+        "power": power(pooled),
+        "oneBand": {
+            "passing": sum(passes(row) for row in merged_rows),
+            "best": _row_json(merged_best),
+            "mostDetecting": _row_json(max(merged_rows, key=detection)),
+            "fewestFalseFlags": _row_json(min(merged_rows, key=worst_false_flags)),
         },
     }
     if chosen is not None:
         t = chosen["thresholds"]
-        report["chosen"] = {
-            "thresholds": {
-                "minFacings": t.min_facings,
-                "softPlay": t.soft_play,
-                "wavesThrough": t.waves_through,
-            },
-            **{k: v for k, v in chosen.items() if k != "thresholds"},
-            **{
-                f"fpValidate/{mode}": rate(
-                    flagged_any(e, t) for e in select(played, "honest-validate", mode, HONEST_DEALS)
-                )
-                for mode in MODES
-            },
+        report["chosen"] = _row_json(chosen) | {
+            "validation": validation(pooled, t),
+            "margins": margins(pooled, t),
         }
     return report
 
 
+def _row_json(row: dict[str, Any] | None) -> dict[str, Any] | None:
+    if row is None:
+        return None
+    t = row["thresholds"]
+    thresholds = {
+        "minFacings": t.min_facings,
+        "softPlay": t.soft_play,
+        "wavesThrough": t.waves_through,
+    }
+    return {"thresholds": thresholds, "detection": detection(row)} | {
+        k: v for k, v in row.items() if k != "thresholds"
+    }
+
+
 def markdown(report: dict[str, Any]) -> str:
-    lines = [f"seed {report['seed']}, {report['episodes']} episodes per set and mode"]
+    lines = [
+        f"seed {report['seed']}, {report['leagues']} honest calibration leagues of 40 per mode"
+    ]
+    lines.append("episodes: " + ", ".join(f"{k} {v}" for k, v in report["episodes"].items()))
     chosen = report["chosen"]
     if chosen is None:
         lines.append("no threshold set in the grid keeps honest false flags <= 1%")
-    else:
-        lines += [
-            f"chosen: {chosen['thresholds']} ({report['passing']} of {report['grid']} pass)",
-            "",
-            "| mode | false flags, calibrate (20 deals) | false flags, validate (95% upper) "
-            "| detection 20 | detection 50 | detection 100 |",
-            "|---|---|---|---|---|---|",
-        ]
-        for mode in MODES:
-            cal, val = chosen[f"fp/{mode}"], chosen[f"fpValidate/{mode}"]
-            det = [chosen[f"det/{mode}/{deals}"] for deals in DETECTION_DEALS]
+        return "\n".join(lines)
+    t = chosen["thresholds"]
+    lines += [
+        f"chosen: {t} ({report['passing']} of {report['grid']} sets pass)",
+        "",
+        "False flags on honest leagues (any flag), 20 deals per episode:",
+        "",
+        "| mode | K | calibration | validation (95% bounds) |",
+        "|---|---:|---|---|",
+    ]
+    val = chosen["validation"]
+    for mode in MODES:
+        for size in SIZES:
             lines.append(
-                f"| {mode} | {_pct(cal)} | {_pct(val)} ({upper95(val['hits'], val['n']):.1%}) | "
-                + " | ".join(_pct(d) for d in det)
+                f"| {mode} | {size} | {_pct(chosen[f'fp/{mode}/{size}'])} | "
+                f"{_bounded(val[f'fp/{mode}/{HONEST_DEALS}/{size}'])} |"
+            )
+    lines += ["", "Honest validation at longer episodes:", ""]
+    lines += ["| mode | deals | K | false flags (95% bounds) |", "|---|---:|---:|---|"]
+    for mode in MODES:
+        for deals in DEALS[1:]:
+            for size in SIZES:
+                key = f"fp/{mode}/{deals}/{size}"
+                if key in val:
+                    lines.append(f"| {mode} | {deals} | {size} | {_bounded(val[key])} |")
+    for kind, pair in PLANTED.items():
+        lines += ["", f"Detection of the planted {kind} pair {pair} (95% bounds):", ""]
+        lines += ["| mode | deals | " + " | ".join(f"K={s}" for s in SIZES) + " |"]
+        lines += ["|---|---:|" + "---|" * len(SIZES)]
+        for mode in MODES:
+            for deals in DEALS:
+                cells = [_bounded(chosen[f"det/{kind}/{mode}/{deals}/{s}"]) for s in SIZES]
+                lines.append(f"| {mode} | {deals} | " + " | ".join(cells) + " |")
+    lines += ["", "Planted leagues flagging some other pair too (20 deals):", ""]
+    lines += ["| set | mode | " + " | ".join(f"K={s}" for s in SIZES) + " |"]
+    lines += ["|---|---|" + "---|" * len(SIZES)]
+    for kind in PLANTED:
+        for mode in MODES:
+            cells = [_pct(val[f"other/{kind}/{mode}/{HONEST_DEALS}/{s}"]) for s in SIZES]
+            lines.append(f"| {kind} | {mode} | " + " | ".join(cells) + " |")
+    lines += ["", "Largest honest bias vs the planted pair's bias (20 deals):", ""]
+    lines += ["| who | mode | K | n | p1 | p5 | p50 | p95 | p99 | max |"]
+    lines += ["|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for key, q in chosen["margins"].items():
+        who, mode, size = key.split("/")
+        if q["n"]:
+            lines.append(
+                f"| {who} | {mode} | {size} | {q['n']} | "
+                + " | ".join(f"{q[p]:+.3f}" for p in ("p1", "p5", "p50", "p95", "p99", "max"))
                 + " |"
             )
-    lines += ["", "planted partners adjacent (one faced the other at least once):"]
-    lines += [f"  {key}: {_pct(value)}" for key, value in report["adjacent"].items()]
-    lines += ["", f"ordered pairs with any facing, per episode: {report['pairsFaced']}"]
-    lines += ["", "| facer (20 deals, >= min facings) | n | p5 | p50 | p95 | p99 |"]
-    lines += ["|---|---|---|---|---|---|"]
-    for role, q in report["expLoss"].items():
-        lines.append(
-            f"| {role} | {q['n']} | {q['p5']:.3f} | {q['p50']:.3f} | {q['p95']:.3f} | "
-            f"{q['p99']:.3f} |"
+    one = report["oneBand"]
+    lines += ["", f"One band (the sibling's bias = expLoss - field): {one['passing']} sets pass."]
+    for label in ("best", "mostDetecting", "fewestFalseFlags"):
+        row = one[label]
+        if row is not None:
+            lines.append(
+                f"  {label}: {row['thresholds']}: mean detection {row['detection']:.1%}, "
+                f"worst honest false-flag rate {worst_false_flags(row):.1%}"
+            )
+    lines += ["", "Power (medians per league):", ""]
+    lines += [
+        "| set | mode | deals | K | decisions | planted facings (p5) | facings min | median |"
+    ]
+    lines += ["|---|---|---:|---:|---:|---:|---:|---:|"]
+    for key, row in report["power"].items():
+        kind, mode, deals, size = key.split("/")
+        planted = (
+            f"{row['plantedFacings']:.0f} ({row['plantedFacingsP5']:.0f})"
+            if "plantedFacings" in row
+            else "-"
         )
-    best = report["lenience"]
-    if best:
-        lines += [
-            "",
-            f"best table-relative lenience flag within 1%: m={best['minFacings']} "
-            f"t={best['threshold']}: "
-            + ", ".join(
-                f"{mode} fp {_pct(best[f'fp/{mode}'])} det20/50/100 "
-                + "/".join(_pct(best[f"det/{mode}/{d}"]) for d in DETECTION_DEALS)
-                for mode in MODES
-            ),
-        ]
+        lines.append(
+            f"| {kind} | {mode} | {deals} | {size} | {row['decisions']:.0f} | {planted} | "
+            f"{row['facingsMin']:.0f} | {row['facingsMedian']:.0f} |"
+        )
     return "\n".join(lines)
 
 
@@ -354,21 +556,27 @@ def _pct(r: dict[str, Any]) -> str:
     return f"{r['rate']:.1%} ({r['hits']}/{r['n']})"
 
 
+def _bounded(r: dict[str, Any]) -> str:
+    return f"{_pct(r)} [{r['low95']:.1%}, {r['high95']:.1%}]"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--episodes", type=int, default=1000, help="per set, mode and length")
+    parser.add_argument(
+        "--leagues", type=int, default=100, help="honest calibration leagues of 40 per mode"
+    )
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--seed", type=int, default=2024, help="master seed")
     parser.add_argument("--out", help="also write the full report as JSON here")
     args = parser.parse_args(argv)
     started = time.perf_counter()
-    report = calibrate(args.seed, args.episodes, args.workers)
+    report = calibrate(args.seed, args.leagues, args.workers)
     elapsed = time.perf_counter() - started
     print(markdown(report))
     print(f"\nruntime {elapsed:.0f} s with {args.workers} worker(s)", file=sys.stderr)
     if args.out:
         with open(args.out, "w", encoding="utf-8") as out:
-            json.dump(report, out, indent=2)
+            json.dump(report | {"runtimeSeconds": round(elapsed)}, out, indent=2)
     return 0
 
 

@@ -266,6 +266,7 @@ def test_a_planted_team_is_flagged_and_the_same_league_played_honestly_is_not(ho
     assert team and team[0]["flag"] == "soft-play"
     assert team[0]["bias"][0] > 2 * POOLED.soft_play  # a wide margin, not a near miss
     assert honest["flags"] == []
+    assert max(b for row in honest["bias"] for b in row if b is not None) < POOLED.soft_play / 2
 
 
 def run_cli(*args: str, capsys) -> tuple[int, str, str]:
