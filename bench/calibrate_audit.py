@@ -368,6 +368,31 @@ def _quantiles(values: Iterable[float | None]) -> dict[str, float]:
     )
 
 
+def pair_biases(leagues: Sequence[League]) -> dict[str, dict[str, float]]:
+    """Median bias per ordered pair of policies in the longest 20-deal leagues, with bands
+    and with one band: how much of a one-band bias is the bidders' style."""
+    out: dict[str, dict[str, Any]] = {}
+    for kind in ("honest-calibrate", *PLANTED):
+        for mode in MODES:
+            chosen = select(leagues, kind, mode, HONEST_DEALS, SIZES[-1])
+            cells: dict[str, tuple[list[float], list[float]]] = {}
+            for league in chosen:
+                banded, merged = league.pool, one_band(league).pool
+                for a, first in enumerate(banded.keys):
+                    for b, second in enumerate(banded.keys):
+                        if banded.bias[a][b] is not None:
+                            both = cells.setdefault(f"{kind}/{mode}/{first}->{second}", ([], []))
+                            both[0].append(banded.bias[a][b])
+                            both[1].append(merged.bias[a][b])
+            for key, (banded_biases, merged_biases) in sorted(cells.items()):
+                out[key] = {
+                    "n": len(banded_biases),
+                    "banded": statistics.median(banded_biases),
+                    "oneBand": statistics.median(merged_biases),
+                }
+    return out
+
+
 def power(leagues: Sequence[League]) -> dict[str, dict[str, float]]:
     """Median evidence per league: decisions, facings of the planted pair, facings per pair."""
     out = {}
@@ -435,6 +460,7 @@ def calibrate(master: int, leagues: int, workers: int) -> dict[str, Any]:
         "passing": sum(passes(row) for row in rows),
         "chosen": None,
         "power": power(pooled),
+        "pairBiases": pair_biases(pooled),
         "oneBand": {
             "passing": sum(passes(row) for row in merged_rows),
             "best": _row_json(merged_best),
@@ -533,6 +559,14 @@ def markdown(report: dict[str, Any]) -> str:
                 f"  {label}: {row['thresholds']}: mean detection {row['detection']:.1%}, "
                 f"worst honest false-flag rate {worst_false_flags(row):.1%}"
             )
+    lines += ["", f"Median bias per ordered pair, 20 deals, K={SIZES[-1]}:", ""]
+    lines += ["| set | mode | pair | n | one band | banded |", "|---|---|---|---:|---:|---:|"]
+    for key, row in report["pairBiases"].items():
+        kind, mode, pair = key.split("/")
+        lines.append(
+            f"| {kind} | {mode} | {pair} | {row['n']} | {row['oneBand']:+.3f} | "
+            f"{row['banded']:+.3f} |"
+        )
     lines += ["", "Power (medians per league):", ""]
     lines += [
         "| set | mode | deals | K | decisions | planted facings (p5) | facings min | median |"
