@@ -327,6 +327,17 @@ def validation(leagues: Sequence[League], t: Thresholds) -> dict[str, Any]:
     return out
 
 
+def false_flags_by_pair(leagues: Sequence[League], t: Thresholds) -> dict[str, int]:
+    """How many flags the chosen bars raised on honest leagues (both sets), by flag and pair."""
+    counts: dict[str, int] = {}
+    for league in leagues:
+        if league.set.startswith("honest"):
+            for flag in flags(league.pool, t):
+                key = f"{flag['flag']} {'/'.join(flag['policies'])}"
+                counts[key] = counts.get(key, 0) + 1
+    return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
+
+
 def margins(leagues: Sequence[League], t: Thresholds) -> dict[str, dict[str, float]]:
     """Honest leagues' largest bias (pairs with enough facings) against the planted pair's."""
     out = {}
@@ -472,6 +483,7 @@ def calibrate(master: int, leagues: int, workers: int) -> dict[str, Any]:
         t = chosen["thresholds"]
         report["chosen"] = _row_json(chosen) | {
             "validation": validation(pooled, t),
+            "falseFlagsByPair": false_flags_by_pair(pooled, t),
             "margins": margins(pooled, t),
         }
     return report
@@ -532,6 +544,8 @@ def markdown(report: dict[str, Any]) -> str:
             for deals in DEALS:
                 cells = [_bounded(chosen[f"det/{kind}/{mode}/{deals}/{s}"]) for s in SIZES]
                 lines.append(f"| {mode} | {deals} | " + " | ".join(cells) + " |")
+    lines += ["", "Flags raised on honest leagues (calibration and validation), by pair:", ""]
+    lines += [f"  {count} {key}" for key, count in chosen["falseFlagsByPair"].items()]
     lines += ["", "Planted leagues flagging some other pair too (20 deals):", ""]
     lines += ["| set | mode | " + " | ".join(f"K={s}" for s in SIZES) + " |"]
     lines += ["|---|---|" + "---|" * len(SIZES)]
