@@ -12,10 +12,10 @@ becomes an ``audit`` event at the log's tail, so a replay shows it without
 recomputing. A reporter that raises costs only its own section, which becomes
 an ``"error: ..."`` string; the episode and the other sections stand.
 
-The pooled audit (many episodes, by policy) reads each episode's banded facings
-either from its event log or from the results a league stored; both become the
-same :class:`EpisodeFacings` and go through the one pooling function of the
-``collusion_flags`` plugin.
+The pooled audit (many episodes) is the reporters' business too: a reporter
+registered with ``pool=`` turns many episodes' results into one section. The
+episodes come from a league's store, or from saved logs audited here into the
+same shape (``seats`` and ``audit``), so both sources pool the same numbers.
 """
 
 from __future__ import annotations
@@ -33,8 +33,7 @@ from rich.table import Table
 from arena.eventlog import LogError, read_log
 from arena.events import Audit, EpisodeSettled, to_line
 from arena.plugins import Reporter
-from arena.store import StoreError, league_results
-from arena_plugins.collusion_flags import EpisodeFacings
+from arena.store import league_results
 
 FLAGS_SECTION = "flags"
 
@@ -49,19 +48,57 @@ def play_records(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
 def run_audit(reporters: Iterable[Reporter], records: list[dict[str, Any]]) -> dict[str, Any]:
     """Every reporter's section, by name, as plain JSON values."""
     played = play_records(records)
-    sections: dict[str, Any] = {}
-    for reporter in sorted(reporters, key=lambda r: r.name):
-        try:
-            # The round trip makes the section plain JSON (tuples become lists), so
-            # the episode's audit and the saved log's audit are the same values.
-            sections[reporter.name] = json.loads(
-                json.dumps(reporter.report(played), allow_nan=False)
-            )
-        except Exception as exc:  # a broken reporter costs its section, never the episode
-            reason = f"{type(exc).__name__}: {exc}".splitlines()[0]
-            log.warning("audit reporter failed", reporter=reporter.name, error=reason)
-            sections[reporter.name] = f"error: {reason}"
+    sections = {r.name: _section(r.report, played) for r in _by_name(reporters)}
+    for name, section in sections.items():
+        if _failed(section):
+            log.warning("audit reporter failed", reporter=name, error=section)
     return sections
+
+
+def run_pooled(reporters: Iterable[Reporter], episodes: list[dict[str, Any]]) -> dict[str, Any]:
+    """Every pooling reporter's section over many episodes' results, by name.
+
+    A failed section is the string ``"error: ..."``, as in :func:`run_audit`; the
+    caller decides how to report it (see :func:`failures`).
+    """
+    return {r.name: _section(r.pool, episodes) for r in _by_name(reporters) if r.pool}
+
+
+def failures(sections: dict[str, Any]) -> list[str]:
+    """``name: error: ...`` for every section a reporter failed to produce."""
+    return [f"{name}: {section}" for name, section in sections.items() if _failed(section)]
+
+
+def logged_episodes(reporters: Iterable[Reporter], paths: Iterable[str | Path]) -> list[dict]:
+    """Saved logs as the results a league would have stored: seats and audit."""
+    reporters = list(reporters)
+    episodes = []
+    for path in paths:
+        records = read_log(path)
+        episodes.append({"seats": records[0]["seats"], "audit": run_audit(reporters, records)})
+    return episodes
+
+
+def league_episodes(path: str | Path) -> list[dict]:
+    """A league's stored results, in schedule order."""
+    return league_results(path)
+
+
+def _by_name(reporters: Iterable[Reporter]) -> list[Reporter]:
+    return sorted(reporters, key=lambda r: r.name)
+
+
+def _section(compute, argument) -> Any:
+    try:
+        # The round trip makes the section plain JSON (tuples become lists), so
+        # the episode's audit and the saved log's audit are the same values.
+        return json.loads(json.dumps(compute(argument), allow_nan=False))
+    except Exception as exc:  # a broken reporter costs its section, never the episode
+        return "error: " + f"{type(exc).__name__}: {exc}".splitlines()[0]
+
+
+def _failed(section: Any) -> bool:
+    return isinstance(section, str) and section.startswith("error: ")
 
 
 def audit_events(sections: dict[str, Any]) -> list[Audit]:
@@ -77,67 +114,36 @@ def audit_json(sections: dict[str, Any]) -> str:
     return json.dumps(sections, indent=2)
 
 
-def audit_tables(sections: dict[str, Any], seats: int) -> list[Table | str]:
-    """A readable form: one row per ordered pair for every slot-by-slot matrix section,
-    one row per seat for every per-slot list, and the other sections as JSON lines."""
+def audit_tables(
+    sections: dict[str, Any], labels: list[str], self_pairs: bool = False
+) -> list[Table | str]:
+    """A readable form: one row per ordered pair for every matrix section, one row per
+    seat for every per-seat list, and the other sections as JSON lines.
+
+    ``labels`` name the rows and columns: slots for one episode, policies for a pool,
+    where ``self_pairs`` keeps the diagonal (two seats of one policy face each other).
+    """
+    seats = len(labels)
     matrices = {n: v for n, v in sections.items() if _is_matrix(v, seats)}
     per_seat = {n: v for n, v in sections.items() if _is_row(v, seats) and n not in matrices}
     pairs = Table(title="per ordered pair (a faces b's bids)")
     for column in ("a", "b", *matrices):
         pairs.add_column(column, justify="right")
-    for a in range(seats):
-        for b in range(seats):
-            if a != b:
-                pairs.add_row(str(a), str(b), *(_cell(v[a][b]) for v in matrices.values()))
+    for a, first in enumerate(labels):
+        for b, second in enumerate(labels):
+            if a != b or self_pairs:
+                pairs.add_row(first, second, *(_cell(v[a][b]) for v in matrices.values()))
     seat_table = Table(title="per seat")
-    for column in ("slot", *per_seat):
+    for column in ("seat", *per_seat):
         seat_table.add_column(column, justify="right")
-    for slot in range(seats):
-        seat_table.add_row(str(slot), *(_cell(v[slot]) for v in per_seat.values()))
+    for index, label in enumerate(labels):
+        seat_table.add_row(label, *(_cell(v[index]) for v in per_seat.values()))
     rest = [
         f"{name}: {json.dumps(value)}"
         for name, value in sections.items()
         if name not in matrices and name not in per_seat
     ]
     return [pairs, seat_table, *rest]
-
-
-def logged_facings(paths: Iterable[str | Path]) -> list[EpisodeFacings]:
-    """The pooled audit's input from saved event logs (a bad log fails naming its file)."""
-    return [EpisodeFacings.from_records(play_records(read_log(path))) for path in paths]
-
-
-def league_facings(path: str | Path) -> list[EpisodeFacings]:
-    """The pooled audit's input from a league's SQLite file: the results it stored."""
-    facings = []
-    for index, results in enumerate(league_results(path)):
-        try:
-            facings.append(EpisodeFacings.from_results(results))
-        except KeyError as exc:
-            raise StoreError(
-                f"{path}: episode {index} has no {exc.args[0]} (played without the audit reporters)"
-            ) from None
-    return facings
-
-
-def pooled_tables(report: dict[str, Any]) -> list[Table | str]:
-    """A readable pooled audit: a row per ordered pair of policies that faced, one per policy."""
-    policies = report["policies"]
-    pairs = Table(title="per ordered pair of policies (A faces B's bids)")
-    for column in ("A", "B", "faced", "expLoss", "expected", "bias"):
-        pairs.add_column(column, justify="right")
-    for a, first in enumerate(policies):
-        for b, second in enumerate(policies):
-            if report["faced"][a][b]:
-                figures = (report[name][a][b] for name in ("faced", "expLoss", "expected", "bias"))
-                pairs.add_row(first, second, *(_cell(value) for value in figures))
-    fields = Table(title="per policy")
-    fields.add_column("policy")
-    fields.add_column("field", justify="right")
-    for policy, value in zip(policies, report["field"], strict=True):
-        fields.add_row(policy, _cell(value))
-    flags = [f"flag: {json.dumps(flag)}" for flag in report["flags"]] or ["flags: none"]
-    return [pairs, fields, *flags, f"power: {json.dumps(report['power'])}"]
 
 
 def _is_row(value: Any, seats: int) -> bool:

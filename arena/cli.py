@@ -22,11 +22,12 @@ from arena.audit import (
     audit_events,
     audit_json,
     audit_tables,
-    league_facings,
-    logged_facings,
-    pooled_tables,
+    failures,
+    league_episodes,
+    logged_episodes,
     rewrite_audit_tail,
     run_audit,
+    run_pooled,
 )
 from arena.eventlog import LogError, read_log
 from arena.league import LeagueSpec, run_league
@@ -37,7 +38,6 @@ from arena.rules import DEFAULT_MAX_BIDS, MAX_SEATS, MIN_SEATS
 from arena.runner import DEFAULT_SEATS, EpisodeRequest, SetupError, run_episode
 from arena.seats import SeatSpec
 from arena.store import LeagueStore, StoreError
-from arena_plugins.collusion_flags import pooled_audit
 from arena_policies import shipped as shipped_policies
 
 USAGE_ERROR = 2
@@ -257,7 +257,7 @@ def _audit(args: argparse.Namespace, host: PluginHost) -> int:
     if args.league or len(args.logs) > 1:
         if args.append:
             args.parser.error("--append rewrites a single LOG")
-        return _pooled_audit(args)
+        return _pooled_audit(args, host)
     records = read_log(args.logs[0])
     sections = run_audit(host.registry.reporters.values(), records)
     if args.append:
@@ -266,21 +266,35 @@ def _audit(args: argparse.Namespace, host: PluginHost) -> int:
         print(audit_json(sections))
         return 0
     console = Console(soft_wrap=True)
-    for part in audit_tables(sections, len(records[0]["seats"])):
+    for part in audit_tables(sections, [str(seat["slot"]) for seat in records[0]["seats"]]):
         console.print(part, highlight=False, markup=False)
     return 0
 
 
-def _pooled_audit(args: argparse.Namespace) -> int:
-    """The collusion flags over many episodes, keyed by policy (docs/audit.md)."""
-    facings = league_facings(args.league) if args.league else logged_facings(args.logs)
-    report = pooled_audit(facings)
+def _pooled_audit(args: argparse.Namespace, host: PluginHost) -> int:
+    """Each pooling reporter's section over many episodes (docs/audit.md)."""
+    reporters = host.registry.reporters.values()
+    if args.league:
+        episodes = league_episodes(args.league)
+    else:
+        episodes = logged_episodes(reporters, args.logs)
+    pooled = run_pooled(reporters, episodes)
+    failed = failures(pooled)
+    if failed:
+        source = args.league or ", ".join(args.logs)
+        raise LogError(f"{source}: pooled audit failed ({'; '.join(failed)})")
     if args.json:
-        print(json.dumps(report, indent=2))
+        print(json.dumps(pooled, indent=2))
         return 0
-    console = Console()
-    for part in pooled_tables(report):
-        console.print(part, highlight=False, markup=False)
+    console = Console(soft_wrap=True)
+    for name, section in pooled.items():
+        console.print(f"== {name}, pooled over {len(episodes)} episodes", markup=False)
+        if not isinstance(section, dict) or "policies" not in section:
+            console.print(json.dumps(section), highlight=False, markup=False)
+            continue
+        figures = {key: value for key, value in section.items() if key != "policies"}
+        for part in audit_tables(figures, section["policies"], self_pairs=True):
+            console.print(part, highlight=False, markup=False)
     return 0
 
 

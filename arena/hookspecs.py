@@ -49,7 +49,7 @@ def register_talk_filters(register):
 
 @hookspec
 def register_audit_reporters(register):
-    """Register audit reporters: ``register(name, reporter)``.
+    """Register audit reporters: ``register(name, reporter, pool=None)``.
 
     ``reporter(records)`` receives the finished event log (a list of JSON objects,
     full information, without any ``audit`` lines) and returns a JSON-able section.
@@ -59,5 +59,10 @@ def register_audit_reporters(register):
     and must not mutate the records; one that raises gets the section
     ``"error: ..."`` and a logged warning, and the episode stands. Entries of the
     ``flags`` section are also appended to the log as ``audit`` events. Sections
-    are diagnostics: they never change a score. See docs/audit.md.
+    are diagnostics: they never change a score.
+
+    ``pool(episodes)``, if given, makes the section over many episodes: it receives
+    each episode's results JSON (``seats`` with their policies, and ``audit``) and
+    returns the pooled section, shown by ``arena audit LOG LOG ...`` and
+    ``arena audit --league DB``. See docs/audit.md.
     """

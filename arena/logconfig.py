@@ -24,5 +24,5 @@ def configure(verbosity: int) -> None:
         ],
         wrapper_class=structlog.make_filtering_bound_logger(level),
         logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
-        cache_logger_on_first_use=True,
+        cache_logger_on_first_use=False,  # tests and embedders reconfigure; log calls are rare
     )

@@ -86,6 +86,8 @@ class Reporter:
     name: str
     report: Callable[[list[dict]], Any]
     source: str = ""
+    pool: Callable[[list[dict]], Any] | None = None
+    """``pool(episodes)``: the section over many episodes' results (``arena audit A B``)."""
 
 
 @attrs.define
@@ -158,8 +160,8 @@ class PluginHost:
         def register_talk_filter(name, apply, order=100) -> None:
             _put(reg.talk_filters, name, TalkFilter(name, apply, order, source), source)
 
-        def register_reporter(name, report) -> None:
-            _put(reg.reporters, name, Reporter(name, report, source), source)
+        def register_reporter(name, report, pool=None) -> None:
+            _put(reg.reporters, name, Reporter(name, report, source, pool), source)
 
         return {
             "register_modes": register_mode,

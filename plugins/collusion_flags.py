@@ -321,6 +321,19 @@ def pooled_audit(
     }
 
 
+def pool_results(episodes: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The pooled audit of episodes' results JSON (from a league's store, or from logs)."""
+    facings = []
+    for index, results in enumerate(episodes):
+        try:
+            facings.append(EpisodeFacings.from_results(results))
+        except KeyError as missing:
+            raise ValueError(
+                f"episode {index} has no {missing.args[0]} (played without the audit reporters)"
+            ) from None
+    return pooled_audit(facings)
+
+
 def _ordered_pairs(seats: int) -> list[tuple[int, int]]:
     return [(a, b) for a in range(seats) for b in range(seats) if a != b]
 
@@ -333,5 +346,5 @@ def _episode(records: Sequence[Mapping[str, Any]]) -> Pool:
 def register_audit_reporters(register):
     register("field", lambda records: _episode(records).field)
     register("bias", lambda records: _episode(records).bias)
-    register("flags", lambda records: flags(_episode(records), CALIBRATED))
+    register("flags", lambda records: flags(_episode(records), CALIBRATED), pool=pool_results)
     register("power", lambda records: power(_episode(records), CALIBRATED))

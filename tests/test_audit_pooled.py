@@ -15,8 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_audit_softplay import bid, challenge, deal, result, tail
 
-from arena.audit import league_facings, logged_facings
+from arena.audit import league_episodes, logged_episodes, run_pooled
 from arena.cli import main
+from arena.eventlog import read_log
 from arena.league import LeagueSpec, run_league, schedule
 from arena.runner import EpisodeRequest, run_episode
 from arena.seats import SeatSpec
@@ -233,10 +234,14 @@ def league(host, tmp_path_factory):
     return folder / "league.sqlite", logs
 
 
-def test_pooling_a_league_equals_pooling_its_episodes_logs(league):
+def test_pooling_a_league_equals_pooling_its_episodes_logs(league, host):
     db, logs = league
-    from_store = pooled_audit(league_facings(db))
-    assert from_store == pooled_audit(logged_facings(logs))
+    reporters = host.registry.reporters.values()
+    from_store = run_pooled(reporters, league_episodes(db))["flags"]
+    assert from_store == run_pooled(reporters, logged_episodes(reporters, logs))["flags"]
+    # ... and both equal the flags plugin's own pooling of the logs' facings.
+    by_hand = [EpisodeFacings.from_records(read_log(path)) for path in logs]
+    assert from_store == json.loads(json.dumps(pooled_audit(by_hand)))
     assert from_store["power"]["episodes"] == 6
 
 
@@ -280,7 +285,8 @@ def test_arena_audit_pools_several_logs_and_a_league_as_json(league, capsys):
     code, out, _ = run_cli("audit", *map(str, logs), "--json", capsys=capsys)
     assert code == 0
     pooled = json.loads(out)
-    assert pooled == json.loads(json.dumps(pooled_audit(logged_facings(logs))))
+    by_hand = [EpisodeFacings.from_records(read_log(path)) for path in logs]
+    assert pooled == {"flags": json.loads(json.dumps(pooled_audit(by_hand)))}
     code, out, _ = run_cli("audit", "--league", str(db), "--json", capsys=capsys)
     assert code == 0 and json.loads(out) == pooled
 
@@ -289,7 +295,8 @@ def test_arena_audit_prints_a_readable_pooled_table(league, capsys):
     _, logs = league
     code, out, _ = run_cli("audit", *map(str, logs[:3]), capsys=capsys)
     assert code == 0
-    assert "per ordered pair of policies" in out and "per policy" in out
+    assert "== flags, pooled over 3 episodes" in out
+    assert "per ordered pair (a faces b's bids)" in out and "per seat" in out
     assert "colluder" in out and "power: " in out
 
 
@@ -337,8 +344,8 @@ def test_a_league_played_without_the_audit_is_refused_naming_the_episode(league,
     code, _, err = run_cli("audit", "--league", str(stripped), capsys=capsys)
     assert code == 2
     assert err == (
-        f"arena: error: {stripped}: episode 2 has no results.audit.bands "
-        "(played without the audit reporters)\n"
+        f"arena: error: {stripped}: pooled audit failed (flags: error: ValueError: "
+        "episode 2 has no results.audit.bands (played without the audit reporters))\n"
     )
 
 
