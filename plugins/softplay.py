@@ -79,7 +79,22 @@ class SoftPlay:
         ]
 
 
+_last: tuple[Sequence[dict[str, Any]], SoftPlay] | None = None
+
+
 def tally(records: Sequence[dict[str, Any]]) -> SoftPlay:
+    """The tally of one log, computed once however many reporters ask for it.
+
+    The host hands every reporter the same list object (which reporters must not
+    mutate), so the last tally is kept by identity: ten reporters cost one pass.
+    """
+    global _last
+    if _last is None or _last[0] is not records:
+        _last = (records, _tally(records))
+    return _last[1]
+
+
+def _tally(records: Sequence[dict[str, Any]]) -> SoftPlay:
     """One pass over an episode's records (audit lines, if any, are ignored)."""
     header = records[0]
     seats = len(header["seats"])
