@@ -176,6 +176,29 @@ def _add_table_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _table_request(args: argparse.Namespace, **episode) -> EpisodeRequest:
+    """The request the table options describe, plus what only one episode has."""
+    return EpisodeRequest(
+        mode=args.mode,
+        deals=args.deals,
+        seats=args.seats,
+        max_bids=args.max_bids,
+        talk=args.talk,
+        **episode,
+    )
+
+
+def _print_rows(args: argparse.Namespace, rows: list[dict], line: Callable[[dict], str]) -> int:
+    """A listing: JSON with ``--json``, else one line per row."""
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    console = Console(soft_wrap=True)
+    for row in rows:
+        console.print(line(row), highlight=False, markup=False)
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logconfig.configure(args.verbose)
@@ -193,15 +216,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _play(args: argparse.Namespace, host: PluginHost) -> int:
-    request = EpisodeRequest(
-        mode=args.mode,
-        seed=args.seed,
-        deals=args.deals,
-        seats=args.seats,
-        seat_specs=tuple(args.seat_specs),
-        max_bids=args.max_bids,
-        talk=args.talk,
-        clock=args.clock,
+    request = _table_request(
+        args, seed=args.seed, seat_specs=tuple(args.seat_specs), clock=args.clock
     )
     results, records = run_episode(host, request, log_path=args.log)
     _warn_stand_ins(results)
@@ -222,13 +238,7 @@ def _league(args: argparse.Namespace, host: PluginHost) -> int:
         pool=tuple(args.pool),
         tables=args.tables,
         seed=args.seed,
-        table=EpisodeRequest(
-            mode=args.mode,
-            deals=args.deals,
-            seats=args.seats,
-            max_bids=args.max_bids,
-            talk=args.talk,
-        ),
+        table=_table_request(args),
         duplicate=args.duplicate,
     )
     host.registry.mode(spec.table.mode)
@@ -322,17 +332,9 @@ def _policies(args: argparse.Namespace, host: PluginHost) -> int:
         }
         for policy in shipped_policies()
     ]
-    if args.json:
-        print(json.dumps(rows, indent=2))
-        return 0
-    console = Console(soft_wrap=True)
-    for row in rows:
-        console.print(
-            f"{row['name']:<10} {row['file']:<22} {row['description']}",
-            highlight=False,
-            markup=False,
-        )
-    return 0
+    return _print_rows(
+        args, rows, lambda row: f"{row['name']:<10} {row['file']:<22} {row['description']}"
+    )
 
 
 def _plugins(args: argparse.Namespace, host: PluginHost) -> int:
@@ -350,21 +352,15 @@ def _plugins(args: argparse.Namespace, host: PluginHost) -> int:
         }
         for info in host.plugins
     ]
-    if args.json:
-        print(json.dumps(rows, indent=2))
-        return 0
-    console = Console(soft_wrap=True)
-    for row in rows:
-        status = f"BROKEN: {row['broken']}" if row["broken"] else ", ".join(row["hooks"])
-        if row["reporters"]:
-            status += f" (reporters: {', '.join(row['reporters'])})"
-        console.print(
-            f"{row['name']:<12} {row['distribution'] or '?'} {row['version'] or '?'} "
-            f"[{row['trust']}]  {status}",
-            highlight=False,
-            markup=False,
-        )
-    return 0
+    return _print_rows(args, rows, _plugin_line)
+
+
+def _plugin_line(row: dict) -> str:
+    status = f"BROKEN: {row['broken']}" if row["broken"] else ", ".join(row["hooks"])
+    if row["reporters"]:
+        status += f" (reporters: {', '.join(row['reporters'])})"
+    name, dist, version = row["name"], row["distribution"] or "?", row["version"] or "?"
+    return f"{name:<12} {dist} {version} [{row['trust']}]  {status}"
 
 
 if __name__ == "__main__":
