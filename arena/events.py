@@ -193,10 +193,10 @@ def from_record(record: dict[str, Any]) -> Event:
         raise ValueError(f"unknown event type {record.get('type')!r}")
     by_key = {key: attr for attr, key in _keys(cls)}
     fields = {by_key[k]: v for k, v in record.items() if k in by_key}
-    missing = set(by_key.values()) - set(fields) - _defaulted(cls)
-    unknown = set(record) - set(by_key) - {"type"}
+    missing = sorted(k for k, attr in by_key.items() if attr not in {*fields, *_defaulted(cls)})
+    unknown = sorted(set(record) - set(by_key) - {"type"})
     if missing or unknown:
-        raise ValueError(f"{cls.TYPE} event: missing {sorted(missing)}, unknown {sorted(unknown)}")
+        raise ValueError(f"{cls.TYPE} event: missing {missing}, unknown {unknown}")
     return cls(**fields)
 
 

@@ -154,3 +154,15 @@ def test_blank_lines_are_skipped_but_counted(tmp_path):
     path = write(tmp_path, lines[:2] + [""] + lines[2:3] + ["oops"])
     with pytest.raises(LogError, match=r":5: not a valid event"):
         read_log(path)
+
+
+def test_a_record_missing_fields_is_named_in_the_logs_own_keys(tmp_path):
+    # The reader speaks the log's vocabulary (camelCase), not the classes' attributes.
+    path = tmp_path / "short.jsonl"
+    path.write_text('{"type":"deal","deal":0}\n', encoding="utf-8")
+    with pytest.raises(LogError) as error:
+        read_log(path)
+    assert "deal event: missing ['hands', 'opener'], unknown []" in str(error.value)
+    path.write_text('{"type":"result","status":"complete","points":[0],"score":[0.5]}\n')
+    with pytest.raises(LogError, match=r"missing \['dealsPlayed'\]"):
+        read_log(path)
