@@ -1,0 +1,60 @@
+"""``arena policies`` and ``arena plugins``: what is installed, as lines or JSON."""
+
+from __future__ import annotations
+
+import argparse
+
+from arena.cli.options import print_rows
+from arena.plugins import PluginHost
+from arena_policies import shipped as shipped_policies
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    policies = commands.add_parser("policies", help="list the shipped Claude policies")
+    policies.add_argument("--json", action="store_true", help="machine-readable output")
+    policies.set_defaults(run=policies_command)
+
+    plugins = commands.add_parser("plugins", help="list installed plugins")
+    plugins.add_argument("--json", action="store_true", help="machine-readable output")
+    plugins.set_defaults(run=plugins_command)
+
+
+def policies_command(args: argparse.Namespace, host: PluginHost) -> int:
+    rows = [
+        {
+            "name": policy.name,
+            "file": policy.source,
+            "author": policy.author,
+            "description": policy.description,
+        }
+        for policy in shipped_policies()
+    ]
+    return print_rows(
+        args, rows, lambda row: f"{row['name']:<10} {row['file']:<22} {row['description']}"
+    )
+
+
+def plugins_command(args: argparse.Namespace, host: PluginHost) -> int:
+    rows = [
+        {
+            "name": info.name,
+            "distribution": info.distribution,
+            "version": info.version,
+            "trust": info.trust,
+            "hooks": list(info.hooks),
+            "reporters": sorted(
+                name for name, r in host.registry.reporters.items() if r.source == info.name
+            ),
+            "broken": info.broken,
+        }
+        for info in host.plugins
+    ]
+    return print_rows(args, rows, _plugin_line)
+
+
+def _plugin_line(row: dict) -> str:
+    status = f"BROKEN: {row['broken']}" if row["broken"] else ", ".join(row["hooks"])
+    if row["reporters"]:
+        status += f" (reporters: {', '.join(row['reporters'])})"
+    name, dist, version = row["name"], row["distribution"] or "?", row["version"] or "?"
+    return f"{name:<12} {dist} {version} [{row['trust']}]  {status}"

@@ -1,0 +1,95 @@
+"""What every ``arena`` subcommand shares: the one-line usage error, bounded
+numbers, seat specs, the table options and listings.
+
+Each subcommand lives in its own module beside this one and only reaches here
+for these helpers, so commands can grow without touching each other.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable
+
+from rich.console import Console
+
+from arena.rules import DEFAULT_MAX_BIDS, MAX_SEATS, MIN_SEATS
+from arena.runner import DEFAULT_SEATS, EpisodeRequest
+from arena.seats import SeatSpec
+
+USAGE_ERROR = 2
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse that reports a usage error as one line."""
+
+    def error(self, message: str):
+        command = self.prog.removeprefix("arena").strip()
+        where = f" (arena {command})" if command else ""
+        self.exit(USAGE_ERROR, f"arena: error: {message}{where}\n")
+
+
+def bounded(kind: Callable, low=None, high=None, *, above=None) -> Callable[[str], object]:
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a {kind.__name__}: {text!r}") from None
+        if low is not None and value < low or high is not None and value > high:
+            span = f"{low}..{high}" if high is not None else f">= {low}"
+            raise argparse.ArgumentTypeError(f"{value} is out of range {span}")
+        if above is not None and value <= above:
+            raise argparse.ArgumentTypeError(f"{value} must be > {above}")
+        return value
+
+    return parse
+
+
+def seat_specs(text: str) -> list[SeatSpec]:
+    try:
+        return [SeatSpec.parse(part) for part in text.split(",")]
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def add_table_options(parser: argparse.ArgumentParser) -> None:
+    """Options that shape every table: the same for one episode and for a league."""
+    parser.add_argument("--mode", default="dice", help="game mode plugin (dice, poker, ...)")
+    parser.add_argument(
+        "--deals", type=bounded(int, 1), default=20, help="deals per episode (default 20)"
+    )
+    parser.add_argument(
+        "--seats",
+        type=bounded(int, MIN_SEATS, MAX_SEATS),
+        default=DEFAULT_SEATS,
+        help="table size",
+    )
+    parser.add_argument(
+        "--max-bids", type=bounded(int, 1), default=DEFAULT_MAX_BIDS, help="bid cap per deal"
+    )
+    parser.add_argument(
+        "--talk", action=argparse.BooleanOptionalAction, default=False, help="table talk"
+    )
+
+
+def table_request(args: argparse.Namespace, **episode) -> EpisodeRequest:
+    """The request the table options describe, plus what only one episode has."""
+    return EpisodeRequest(
+        mode=args.mode,
+        deals=args.deals,
+        seats=args.seats,
+        max_bids=args.max_bids,
+        talk=args.talk,
+        **episode,
+    )
+
+
+def print_rows(args: argparse.Namespace, rows: list[dict], line: Callable[[dict], str]) -> int:
+    """A listing: JSON with ``--json``, else one line per row."""
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    console = Console(soft_wrap=True)
+    for row in rows:
+        console.print(line(row), highlight=False, markup=False)
+    return 0
