@@ -14,6 +14,8 @@ from plugins_for_tests.harness import plugged
 
 from arena.plugins import PluginHost, load
 
+pytest_plugins = ["browser"]
+
 # Episodes are fast but uneven; a per-example deadline would only add flakiness.
 settings.register_profile("arena", deadline=None, database=None)
 settings.load_profile("arena")

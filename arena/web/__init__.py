@@ -1,0 +1,1 @@
+"""What people look at and play in a browser: self-contained pages and the local table server."""
