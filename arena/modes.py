@@ -14,7 +14,7 @@ from fractions import Fraction
 import attrs
 import numpy as np
 
-from arena import seeding
+from arena import probability, seeding
 
 
 def _uniform_hand(mode: Mode, rng: np.random.Generator) -> tuple[int, ...]:
@@ -59,3 +59,10 @@ class Mode:
 
     def render_hand(self, hand: tuple[int, ...]) -> str:
         return self.render(self, hand)
+
+    def bid_probability(
+        self, hand: tuple[int, ...], quantity: int, face: int, unseen: int
+    ) -> float:
+        """How likely the bid (quantity, face) is true, seen from ``hand`` with ``unseen``
+        symbols hidden: the one entry point for anything that shows or uses the number."""
+        return probability.bid_probability(hand, quantity, face, unseen, self.p)
