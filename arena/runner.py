@@ -7,8 +7,9 @@ This is the one place that turns seat specs, a mode name and options into an
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import attrs
@@ -18,6 +19,7 @@ from arena import seeding
 from arena.audit import audit_events, run_audit
 from arena.engine import Engine, EpisodeConfig
 from arena.eventlog import EventLog
+from arena.events import Event
 from arena.plugins import PluginHost, Registry
 from arena.results import Results, SeatResult, usage_by_slot
 from arena.rules import DEFAULT_MAX_BIDS, TableRules
@@ -66,8 +68,13 @@ def run_episode(
     request: EpisodeRequest,
     log_path: str | Path | None = None,
     environ: Mapping[str, str] = os.environ,
+    on_record: Callable[[dict], None] | None = None,
 ) -> tuple[Results, list[dict]]:
-    """Play one episode; returns the results and the full event log's records."""
+    """Play one episode; returns the results and the full event log's records.
+
+    ``on_record`` sees each record as it is logged, as a log reader would parse it
+    (``arena play --watch`` prints decisions as they happen).
+    """
     registry = host.registry
     config = build_config(registry, request)
     specs = table_specs(request, environ)
@@ -79,7 +86,8 @@ def run_episode(
         for slot, spec in enumerate(specs):
             seats.append(_table_seat(host, config, slot, spec, policies, environ))
         with _open_log(log_path) as event_log:
-            engine = Engine(config, seats, policies, fallbacks, event_log.emit, filters)
+            emit = event_log.emit if on_record is None else _tee(event_log, on_record)
+            engine = Engine(config, seats, policies, fallbacks, emit, filters)
             outcome = engine.play()
             records = event_log.records()
             audit = run_audit(registry.reporters.values(), records)
@@ -188,6 +196,14 @@ def _table_seat(
         return SandboxedSeat(setup, policy)
     except Exception as exc:  # the plugin could not even start: the user's table is wrong
         raise SetupError(f"seat {slot} ({spec}): {exc}") from None
+
+
+def _tee(event_log: EventLog, on_record: Callable[[dict], None]) -> Callable[[Event], None]:
+    def emit(event: Event) -> None:
+        event_log.emit(event)
+        on_record(json.loads(event_log.lines[-1]))
+
+    return emit
 
 
 def _open_log(log_path: str | Path | None) -> EventLog:

@@ -1,16 +1,17 @@
-"""``arena play``: one episode, its deals on the terminal and its results."""
+"""``arena play``: one episode, its deals (or, with ``--watch``, each decision live) and results."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+from collections.abc import Callable, Iterable
 
 from rich.console import Console
 
 from arena.cli.options import add_table_options, bounded, seat_specs, table_request
 from arena.plugins import PluginHost
-from arena.render import deal_lines, results_table
+from arena.render import Narrator, deal_lines, results_table
 from arena.results import Results
 from arena.runner import run_episode
 
@@ -32,6 +33,11 @@ def register(commands: argparse._SubParsersAction) -> None:
     play.add_argument("--clock", type=bounded(float, above=0), default=None, metavar="SECONDS")
     play.add_argument("--log", metavar="PATH", help="write the full event log (JSON Lines) here")
     play.add_argument("--json", action="store_true", help="print the results as JSON on stdout")
+    play.add_argument(
+        "--watch",
+        action="store_true",
+        help="print each decision as it happens (bids, published talk, reveals, token use)",
+    )
     play.set_defaults(run=run)
 
 
@@ -39,16 +45,34 @@ def run(args: argparse.Namespace, host: PluginHost) -> int:
     request = table_request(
         args, seed=args.seed, seat_specs=tuple(args.seat_specs), clock=args.clock
     )
-    results, records = run_episode(host, request, log_path=args.log)
+    watch = watcher() if args.watch else None
+    results, records = run_episode(host, request, log_path=args.log, on_record=watch)
     warn_stand_ins(results)
     if args.json:
         print(json.dumps(results.to_json(), indent=2))
         return 0
-    console = Console(soft_wrap=True)
-    for line in deal_lines(records):
-        console.print(line, highlight=False, markup=False)
-    console.print(results_table(results))
+    if not args.watch:
+        write_lines(deal_lines(records))
+    Console(soft_wrap=True).print(results_table(results))
     return 0
+
+
+def watcher() -> Callable[[dict], None]:
+    """A record callback that prints each decision's lines at once (seats may be slow)."""
+    narrator = Narrator(every_decision=True)
+
+    def show(record: dict) -> None:
+        lines = narrator.lines(record)
+        if lines:
+            write_lines(lines)
+            sys.stdout.flush()
+
+    return show
+
+
+def write_lines(lines: Iterable[str]) -> None:
+    """Plain buffered writes: a rich print per line costs far more than the line."""
+    sys.stdout.write("".join(line + "\n" for line in lines))
 
 
 def warn_stand_ins(results: Results) -> None:
