@@ -1,0 +1,122 @@
+"""The terminal replay: ``arena play`` shows reveals and talk, ``--watch`` prints each
+decision as it happens, and ``arena show LOG`` prints a saved log the same way."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from test_replay_data import hand_made_log
+
+from arena.cli import main
+from arena.eventlog import read_log
+from arena.runner import EpisodeRequest, run_episode
+from arena.seats import SeatSpec
+
+VERBS = ("bids", "challenges", "forced")
+
+
+def write_log(path, records) -> None:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+
+
+def test_show_prints_the_hand_worked_deal(tmp_path, capsys):
+    log = tmp_path / "ep.jsonl"
+    write_log(log, hand_made_log())
+    assert main(["show", str(log)]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        # Six 6s are out (2 + 1 + 0 + 3), so 7x6 was false: the challenger s2 takes the point.
+        "deal   0  opener s0  s0:4x6 s1:7x6  | s2 challenges 7x6: actual 6, s2 +1, s1 -1",
+        "          hands  s0 6 6 1 2 3 | s1 6 2 2 4 5 | s2 3 3 3 1 4 | s3 5 5 6 6 6",
+        # Only what the table saw: the published line, never the raw words or the notes.
+        "          s1 says: SEVENS, TRUST ME",
+        "complete, 1 deals",
+        "  s0  bayes  points +0  score 0.500",
+        "  s1  bayes  points -1  score 0.000",
+        "  s2  bayes  points +1  score 1.000",
+        "  s3  bayes  points +0  score 0.500",
+    ]
+
+
+def test_show_decisions_prints_one_line_per_decision(tmp_path, capsys):
+    log = tmp_path / "ep.jsonl"
+    write_log(log, hand_made_log())
+    assert main(["show", str(log), "--decisions"]) == 0
+    assert capsys.readouterr().out.splitlines()[:6] == [
+        "deal   0  s0 opens",
+        "deal   0  s0 bids 4x6",
+        "deal   0  s1 bids 7x6",
+        "          s1 says: SEVENS, TRUST ME",
+        "deal   0  s2 challenges 7x6: actual 6, s2 +1, s1 -1",
+        "          hands  s0 6 6 1 2 3 | s1 6 2 2 4 5 | s2 3 3 3 1 4 | s3 5 5 6 6 6",
+    ]
+
+
+def test_show_prints_a_saved_log_as_play_printed_it(tmp_path, capsys):
+    log = tmp_path / "ep.jsonl"
+    assert main(["play", "--seed", "5", "--deals", "12", "--talk", "--log", str(log)]) == 0
+    played = capsys.readouterr().out.splitlines()
+    assert main(["show", str(log)]) == 0
+    shown = capsys.readouterr().out.splitlines()
+    deal_part = [line for line in shown if line.startswith(("deal ", "   "))]
+    assert sum(line.startswith("deal ") for line in deal_part) == 12
+    assert played[: len(deal_part)] == deal_part
+
+
+def test_every_challenge_reveals_the_hands_it_was_settled_on(tmp_path, capsys):
+    log = tmp_path / "ep.jsonl"
+    assert main(["play", "--seed", "9", "--deals", "8", "--log", str(log)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    hands = [r["hands"] for r in read_log(log) if r["type"] == "deal"]
+    reveals = [line.split("hands  ")[1] for line in out if line.startswith(" " * 10 + "hands")]
+    assert reveals == [
+        " | ".join(f"s{slot} " + " ".join(map(str, hand)) for slot, hand in enumerate(deal))
+        for deal in hands
+    ]
+
+
+def test_watch_prints_every_decision_in_log_order(tmp_path, capsys, misbehaving_host):
+    log = tmp_path / "ep.jsonl"
+    seen: list[dict] = []
+    request = EpisodeRequest(
+        seed=4, deals=6, talk=True, seat_specs=(SeatSpec.parse("misbehaving"),)
+    )
+    _, records = run_episode(
+        misbehaving_host, request, log_path=log, environ={}, on_record=seen.append
+    )
+    # The callback saw every play line, in order, as a log reader parses it.
+    assert seen == [r for r in records if r["type"] != "audit"]
+    assert seen == [r for r in read_log(log) if r["type"] != "audit"]
+
+
+def test_the_callback_runs_as_the_episode_plays_not_after(tmp_path, host):
+    # Stopping at the first challenge ends the episode there: the callback ran mid-play.
+    class Stop(Exception):
+        pass
+
+    def stop_at_challenge(record: dict) -> None:
+        if record["type"] == "challenge":
+            raise Stop
+
+    log = tmp_path / "ep.jsonl"
+    request = EpisodeRequest(seed=4, deals=50)
+    with pytest.raises(Stop):
+        run_episode(host, request, log_path=log, environ={}, on_record=stop_at_challenge)
+    kinds = [json.loads(line)["type"] for line in log.read_text().splitlines()]
+    assert kinds.count("deal") == 1 and kinds[-1] == "challenge" and "result" not in kinds
+
+
+def test_play_watch_prints_one_line_per_decision_and_the_results(tmp_path, capsys):
+    log = tmp_path / "ep.jsonl"
+    assert main(["play", "--seed", "3", "--deals", "4", "--watch", "--log", str(log)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    records = read_log(log)
+    decisions = [r for r in records if r["type"] in ("bid", "challenge")]
+    acted = [
+        line for line in out if " bids " in line or " challenges " in line or " forced " in line
+    ]
+    assert len(acted) == len(decisions)
+    for line, record in zip(acted, decisions, strict=True):
+        assert line.startswith(f"deal {record['deal']:>3}  s{record['slot']} ")
+    assert sum(" opens" in line for line in out) == 4
+    assert any("points" in line for line in out)  # the results table follows
