@@ -41,7 +41,8 @@ READ_DEAL = """() => {
     fallback: row.querySelectorAll('.mark.fallback').length,
     faults: row.querySelectorAll('.mark.fault').length,
     forced: row.querySelectorAll('.mark.forced').length,
-    usage: row.querySelectorAll('.usage').length,
+    usage: [...row.querySelectorAll('.usage')].map((u) => u.textContent),
+    reasons: [...row.querySelectorAll('.reason')].map((r) => r.textContent),
   }));
   const seats = {};
   for (const card of document.querySelectorAll('#table .seat')) {
@@ -90,7 +91,7 @@ def test_every_deals_points_bids_and_challenge_equal_the_logs(page, episode):
     tab, watch = page
     records, html = episode
     open_page(tab, html)
-    for index, deal in enumerate(expected_deals(records)):
+    for deal in expected_deals(records):
         tab.click(f'#deals tr[data-deal="{deal["deal"]}"]')  # opens the deal at its challenge
         shown = tab.evaluate(READ_DEAL)
         assert shown["position"].startswith(f"deal {deal['deal']} of")
@@ -104,8 +105,6 @@ def test_every_deals_points_bids_and_challenge_equal_the_logs(page, episode):
             assert seat["hand"] == [str(s) for s in deal["hands"][slot]]
         cells = tab.locator(f'#deals tr[data-deal="{deal["deal"]}"] td.pts').all_text_contents()
         assert cells == [signed(p) for p in deal["pointsAfter"]]
-        if index == 3:
-            save_screenshot(tab, "replay-spectator")
     result = next(r for r in records if r["type"] == "result")
     assert deal["pointsAfter"] == result["points"]
     watch.assert_clean()
@@ -115,13 +114,18 @@ def check_row(row: dict, decision: dict, hands: list[list[int]], records: list[d
     """One decision as the spectator sees it, against the log and the rulebook."""
     assert row["kind"] == decision["type"]
     assert row["seat"] == f"s{decision['slot']}"
-    assert row["rejected"] + row["faults"] == sum(
-        r["type"] in ("rejected", "fault") and r["slot"] == decision["slot"]
-        for r in _pending_before(records, decision)
-    )
+    before = [r for r in _pending_before(records, decision) if r["slot"] == decision["slot"]]
+    assert row["reasons"] == [r["reason"] for r in before if r["type"] in ("rejected", "fault")]
+    assert row["rejected"] == sum(r["type"] == "rejected" for r in before)
+    assert row["faults"] == sum(r["type"] == "fault" for r in before)
+    assert row["usage"] == [
+        f"tokens in {u['inputTokens']} out {u['outputTokens']} "
+        f"cache read {u['cacheReadTokens']} write {u['cacheWriteTokens']}"
+        for u in before
+        if u["type"] == "usage"
+    ]
     assert row["fallback"] == int(decision["fallback"])
-    published = decision["published"]
-    assert row["talk"] == (None if published is None else f"“{published}”")
+    assert row["talk"] == decision["published"]
     assert row["notes"] == (decision["notes"] or "")
     q, f = decision["quantity"], decision["face"]
     if decision["type"] == "bid":
@@ -207,6 +211,10 @@ def test_the_fragment_opens_a_deal_and_decision_and_follows_navigation(page, epi
     tab.evaluate("location.hash = '#deal=5&decision=1'")
     tab.wait_for_function("document.getElementById('position').textContent.startsWith('deal 5 ')")
     assert tab.text_content("#position").startswith("deal 5 of 0–29 · decision 1 ")
+    # A deal whose seats broke rule 11, mid-way: the picture in the README.
+    busy = max(expected_deals(records), key=lambda d: len(d["decisions"]))
+    open_page(tab, html, f"#deal={busy['deal']}&decision={len(busy['decisions']) - 2}")
+    save_screenshot(tab, "replay-spectator")
     open_page(tab, html, "#deal=999&decision=-4")  # out of range: clamped, not broken
     assert tab.text_content("#position").startswith("deal 29 of 0–29 · decision 0 ")
     watch.assert_clean()
@@ -270,7 +278,8 @@ def test_as_a_seat_saw_it_shows_only_that_seats_hand_notes_and_odds(page, episod
             assert row["pSeat"] == f"{tail(header, deal['hands'][seat], q, f):.3f}"
             assert row["truth"] == "?"  # not known before the reveal
         if not mine:
-            assert row["rejected"] == row["fallback"] == row["faults"] == row["usage"] == 0
+            assert row["rejected"] == row["fallback"] == row["faults"] == 0
+            assert row["usage"] == row["reasons"] == []
     assert tab.is_hidden("#audit")
     save_screenshot(tab, "replay-seat-view")
     tab.goto(html.as_uri() + f"#deal={deal['deal']}&decision=99&seat={seat}")
@@ -294,7 +303,7 @@ def test_hostile_talk_is_shown_as_text_and_runs_nothing(page, tmp_path, host):
     assert main(["replay", str(log), "-o", str(html)]) == 0
     open_page(tab, html, f"#deal={bid['deal']}&decision=0")
     assert tab.evaluate("window.pwned") is None
-    assert tab.text_content("#decisions tbody tr .published") == f"“{hostile}”"
+    assert tab.text_content("#decisions tbody tr .published") == hostile
     watch.assert_clean()
 
 

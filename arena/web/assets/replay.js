@@ -188,7 +188,7 @@
 
   function talkCell(decision) {
     const cell = el("td", { class: "talk" });
-    if (decision.published !== null) cell.append(el("span", { class: "published", text: "“" + decision.published + "”" }));
+    if (decision.published !== null) cell.append(el("span", { class: "published", text: decision.published }));
     if (spectator() && decision.say && decision.say !== decision.published) {
       cell.append(el("div", { class: "said muted", text: "said: " + decision.say }));
     }
