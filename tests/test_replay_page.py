@@ -82,6 +82,14 @@ def episode(tmp_path_factory, misbehaving_host):
     return read_log(log), page
 
 
+def replayed(host, folder: Path, name: str, request: EpisodeRequest) -> tuple[Path, Path]:
+    """Play ``request`` to ``name.jsonl`` and write its replay beside it as ``name.html``."""
+    log, html = folder / f"{name}.jsonl", folder / f"{name}.html"
+    run_episode(host, request, log_path=log, environ={})
+    assert main(["replay", str(log), "-o", str(html)]) == 0
+    return log, html
+
+
 def open_page(tab, page: Path, fragment: str = "") -> None:
     tab.goto(page.as_uri() + fragment)
     tab.wait_for_selector("body[data-ready]", state="attached")
@@ -247,9 +255,7 @@ def test_the_flags_drawn_are_exactly_those_in_the_logs_tail(page, episode):
 
 def test_a_log_without_flags_draws_none(page, tmp_path, host):
     tab, watch = page
-    log, html = tmp_path / "plain.jsonl", tmp_path / "plain.html"
-    run_episode(host, EpisodeRequest(seed=2, deals=5), log_path=log, environ={})
-    assert main(["replay", str(log), "-o", str(html)]) == 0
+    _, html = replayed(host, tmp_path, "plain", EpisodeRequest(seed=2, deals=5))
     open_page(tab, html)
     assert tab.locator("#flags li.flag").count() == 0
     assert tab.locator("td.flagged").count() == 0
@@ -292,14 +298,12 @@ def test_as_a_seat_saw_it_shows_only_that_seats_hand_notes_and_odds(page, episod
 
 def test_hostile_talk_is_shown_as_text_and_runs_nothing(page, tmp_path, host):
     tab, watch = page
-    log = tmp_path / "hostile.jsonl"
-    run_episode(host, EpisodeRequest(seed=3, deals=2), log_path=log, environ={})
+    log, html = replayed(host, tmp_path, "hostile", EpisodeRequest(seed=3, deals=2))
     lines = [json.loads(line) for line in log.read_text().splitlines()]
     bid = next(r for r in lines if r["type"] == "bid")
     hostile = "</script><script>window.pwned = 1</script><img src=x onerror='window.pwned=2'>"
     bid.update(say=hostile, published=hostile, notes=hostile)
     log.write_text("".join(json.dumps(r) + "\n" for r in lines))
-    html = tmp_path / "hostile.html"
     assert main(["replay", str(log), "-o", str(html)]) == 0
     open_page(tab, html, f"#deal={bid['deal']}&decision=0")
     assert tab.evaluate("window.pwned") is None
@@ -309,9 +313,7 @@ def test_hostile_talk_is_shown_as_text_and_runs_nothing(page, tmp_path, host):
 
 def test_a_500_deal_log_opens_in_under_2_seconds(page, tmp_path, host):
     tab, watch = page
-    log, html = tmp_path / "long.jsonl", tmp_path / "long.html"
-    run_episode(host, EpisodeRequest(seed=11, deals=500), log_path=log, environ={})
-    assert main(["replay", str(log), "-o", str(html)]) == 0
+    _, html = replayed(host, tmp_path, "long", EpisodeRequest(seed=11, deals=500))
     started = time.perf_counter()
     open_page(tab, html)
     opened = time.perf_counter() - started
