@@ -287,13 +287,30 @@ def test_as_a_seat_saw_it_shows_only_that_seats_hand_notes_and_odds(page, episod
             assert row["rejected"] == row["fallback"] == row["faults"] == 0
             assert row["usage"] == row["reasons"] == []
     assert tab.is_hidden("#audit")
+    # How deals ended is known for earlier deals only; the final points not at all.
+    known = deal_outcomes_visible(tab)
+    assert known == [number < deal["deal"] for number in range(len(known))]
+    assert not tab.is_visible("#summary .after")
     save_screenshot(tab, "replay-seat-view")
     tab.goto(html.as_uri() + f"#deal={deal['deal']}&decision=99&seat={seat}")
     tab.wait_for_function("document.getElementById('position').textContent.includes('decision')")
     revealed = tab.evaluate(READ_DEAL)  # the challenge reveals every hand (rule 6)
     for slot, card in revealed["seats"].items():
         assert card["hand"] == [str(s) for s in deal["hands"][int(slot)]]
+    known = deal_outcomes_visible(tab)
+    assert known == [number <= deal["deal"] for number in range(len(known))]
+    tab.select_option("#view", "-1")  # the spectator sees every outcome
+    assert all(deal_outcomes_visible(tab)) and tab.is_visible("#summary .after")
     watch.assert_clean()
+
+
+def deal_outcomes_visible(tab) -> list[bool]:
+    """Per row of the deal list: are its outcome cells (bids, challenge, points) shown?"""
+    return tab.evaluate(
+        """[...document.querySelectorAll('#deals tbody tr')].map((row) =>
+             [...row.querySelectorAll('td.after')].every((td) =>
+               getComputedStyle(td).visibility === 'visible'))"""
+    )
 
 
 def test_hostile_talk_is_shown_as_text_and_runs_nothing(page, tmp_path, host):

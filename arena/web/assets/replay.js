@@ -100,10 +100,18 @@
     renderTable(deal, current, isRevealed);
     renderDecisions(deal, shown);
     renderReveal(current);
-    for (const row of document.querySelectorAll("#deals tr.current")) row.classList.remove("current");
-    const row = document.querySelector('#deals tr[data-deal="' + deal.deal + '"]');
-    if (row) row.classList.add("current");
+    markDealList(isRevealed);
+    document.body.classList.toggle("seat-view", !spectator());
     $("audit").hidden = !spectator();
+  }
+
+  function markDealList(isRevealed) {
+    // A seat knows how earlier deals ended (its view's history), not this one before the
+    // reveal nor any later one: in a seat view those outcomes are hidden (see replay.css).
+    $("deals").tBodies[0].querySelectorAll("tr").forEach((row, index) => {
+      row.classList.toggle("current", index === state.deal);
+      row.classList.toggle("later", index > state.deal || (index === state.deal && !isRevealed));
+    });
   }
 
   function renderTable(deal, current, isRevealed) {
@@ -252,14 +260,14 @@
         { "data-deal": String(deal.deal) },
         el("td", { class: "num", text: String(deal.deal) }),
         el("td", { text: seatName(deal.opener) }),
-        el("td", { class: "num", text: String(bids) }),
-        el("td", { class: "challenge", text: ended
+        el("td", { class: "num after", text: String(bids) }),
+        el("td", { class: "challenge after", text: ended
           ? (end.forced ? "forced " : "") + seatName(end.slot) + " on " + seatName(end.bidder) + "'s " +
             bidText(end.quantity, end.face)
           : "(unfinished)" }),
-        el("td", { class: "num actual", text: ended ? String(end.actual) : "" }),
-        el("td", { class: "winner", text: ended ? seatName(end.winner) : "" }),
-        ...slots.map((s) => el("td", { class: "num pts", "data-slot": String(s), text: signed(deal.pointsAfter[s]) })),
+        el("td", { class: "num actual after", text: ended ? String(end.actual) : "" }),
+        el("td", { class: "winner after", text: ended ? seatName(end.winner) : "" }),
+        ...slots.map((s) => el("td", { class: "num pts after", "data-slot": String(s), text: signed(deal.pointsAfter[s]) })),
       );
       row.addEventListener("click", () => go(index, lastDecision(index)));
       rows.append(row);
@@ -312,8 +320,8 @@
     $("title").textContent = header.mode + " · seed " + header.seed + " · replay";
     const result = data.result;
     $("summary").textContent = header.seats.length + " seats, " + deals.length + " of " + header.deals +
-      " deals" + (result ? ", " + result.status + ", points " + result.points.map(signed).join(" ") : ", no result line") +
-      (header.talk ? ", talk on" : "");
+      " deals" + (header.talk ? ", talk on" : "") + (result ? ", " + result.status : ", no result line");
+    if (result) $("summary").append(el("span", { class: "after", text: ", final points " + result.points.map(signed).join(" ") }));
     const view = $("view");
     view.append(el("option", { value: String(SPECTATOR), text: "spectator (everything)" }));
     for (const seat of header.seats) {
