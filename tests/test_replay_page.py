@@ -36,7 +36,7 @@ READ_DEAL = """() => {
     action: text(row, '.action'),
     pBidder: text(row, '.p-bidder'), pFacer: text(row, '.p-facer'), pSeat: text(row, '.p-seat'),
     facer: text(row, '.facer'), truth: text(row, '.truth'), outcome: text(row, '.outcome'),
-    talk: text(row, '.published'), notes: text(row, '.notes'),
+    talk: text(row, '.published'), said: text(row, '.said'), notes: text(row, '.notes'),
     rejected: row.querySelectorAll('.mark.rejected').length,
     fallback: row.querySelectorAll('.mark.fallback').length,
     faults: row.querySelectorAll('.mark.fault').length,
@@ -70,7 +70,11 @@ def episode(tmp_path_factory, misbehaving_host):
     where = tmp_path_factory.mktemp("replay")
     log = where / "ep.jsonl"
     request = EpisodeRequest(
-        seed=7, deals=30, talk=True, seat_specs=tuple(SeatSpec.parse(s) for s in SEATS)
+        seed=7,
+        deals=30,
+        talk=True,
+        max_bids=6,  # low enough that the cap forces some challenges (rule 8)
+        seat_specs=tuple(SeatSpec.parse(s) for s in SEATS),
     )
     run_episode(misbehaving_host, request, log_path=log, environ={})
     low_bars = Thresholds(min_facings=1, soft_play=-0.5, waves_through=-0.5)
@@ -134,6 +138,8 @@ def check_row(row: dict, decision: dict, hands: list[list[int]], records: list[d
     ]
     assert row["fallback"] == int(decision["fallback"])
     assert row["talk"] == decision["published"]
+    raw = decision["say"]
+    assert row["said"] == (f"said: {raw}" if raw and raw != decision["published"] else None)
     assert row["notes"] == (decision["notes"] or "")
     q, f = decision["quantity"], decision["face"]
     if decision["type"] == "bid":
@@ -167,6 +173,8 @@ def test_the_episode_has_the_marks_the_page_must_show(episode):
     kinds = {r["type"] for r in records}
     assert {"rejected", "fault", "usage"} <= kinds
     assert any(r.get("fallback") for r in records)
+    assert any(r.get("forced") for r in records)
+    assert any(r.get("say") and r["say"] != r["published"] for r in records)
     assert any(r.get("published") for r in records)
     assert any(r.get("notes") for r in records)
 
