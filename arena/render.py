@@ -14,16 +14,13 @@ from arena.league import Standing
 from arena.results import Results
 
 
-def deal_lines(records: Iterable[dict[str, Any]]) -> Iterator[str]:
-    """Per finished deal: one compact line, the hands the challenge revealed, the published talk."""
-    narrator = Narrator()
-    for record in records:
-        yield from narrator.lines(record)
+def deal_lines(records: Iterable[dict[str, Any]], every_decision: bool = False) -> Iterator[str]:
+    """Per finished deal: one compact line, the hands the challenge revealed, the published talk.
 
-
-def decision_lines(records: Iterable[dict[str, Any]]) -> Iterator[str]:
-    """One line per thing that happened, as ``arena play --watch`` prints them live."""
-    narrator = Narrator(every_decision=True)
+    With ``every_decision``, one line per thing that happened, as ``arena play --watch``
+    prints them live.
+    """
+    narrator = Narrator(every_decision)
     for record in records:
         yield from narrator.lines(record)
 

@@ -9,39 +9,11 @@ import re
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from replay_expected import expected_deals
+from replay_expected import expected_deals, hand_made_log
 
 from arena.cli import main
-from arena.events import (
-    BidMade,
-    ChallengeMade,
-    DealStarted,
-    EpisodeSettled,
-    EpisodeStarted,
-    to_line,
-)
 from arena.runner import EpisodeRequest, run_episode
 from arena.web.replay import replay_data, replay_html
-
-# Deal 0 of a 4-seat dice table (5 dice each, so 15 unseen from any one hand, p = 1/6):
-HANDS = ((6, 6, 1, 2, 3), (6, 2, 2, 4, 5), (3, 3, 3, 1, 4), (5, 5, 6, 6, 6))
-
-
-def hand_made_log() -> list[dict]:
-    """s0 bids 4x6, s1 bids 7x6 saying so, s2 challenges; six 6s are out, so s2 wins."""
-    events = [
-        EpisodeStarted(
-            seed=0, mode="dice", symbols=(1, 2, 3, 4, 5, 6), hand_size=5,
-            seats=[{"slot": s, "policy": "bayes"} for s in range(4)],
-            table_order=(0, 1, 2, 3), deals=1, max_bids_per_deal=12, talk=True,
-        ),
-        DealStarted(0, 0, HANDS),
-        BidMade(0, 0, 4, 6, None, None, None, False),
-        BidMade(0, 1, 7, 6, "sevens, trust me", "SEVENS, TRUST ME", "bluffing", False),
-        ChallengeMade(0, 2, 1, 7, 6, 6, False, False, 2, 1, None, None, None),
-        EpisodeSettled("complete", 1, (0, -1, 1, 0), (0.5, 0.0, 1.0, 0.5)),
-    ]  # fmt: skip
-    return [json.loads(to_line(event)) for event in events]
 
 
 def test_a_hand_worked_deal(host):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from test_replay_data import hand_made_log
+from replay_expected import hand_made_log
 
 from arena.cli import main
 from arena.eventlog import read_log

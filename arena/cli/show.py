@@ -7,7 +7,7 @@ import argparse
 from arena.cli.play import write_lines
 from arena.cli.replay import load_log
 from arena.plugins import PluginHost
-from arena.render import deal_lines, decision_lines, settled_lines
+from arena.render import deal_lines, settled_lines
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -23,6 +23,5 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace, host: PluginHost) -> int:
     records = load_log(args.log)
-    lines = decision_lines(records) if args.decisions else deal_lines(records)
-    write_lines([*lines, *settled_lines(records)])
+    write_lines([*deal_lines(records, every_decision=args.decisions), *settled_lines(records)])
     return 0
