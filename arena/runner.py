@@ -8,7 +8,7 @@ This is the one place that turns seat specs, a mode name and options into an
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import attrs
@@ -18,11 +18,12 @@ from arena import seeding
 from arena.audit import audit_events, run_audit
 from arena.engine import Engine, EpisodeConfig
 from arena.eventlog import EventLog
+from arena.events import Event
 from arena.plugins import PluginHost, Registry
 from arena.results import Results, SeatResult, usage_by_slot
 from arena.rules import DEFAULT_MAX_BIDS, TableRules
 from arena.sandbox import SandboxedSeat, SandboxPolicy
-from arena.seats import SeatContext, SeatSpec
+from arena.seats import Seat, SeatContext, SeatSpec
 from arena_plugins.scripted import bayes as bayes_baseline
 
 log = structlog.get_logger(__name__)
@@ -66,8 +67,15 @@ def run_episode(
     request: EpisodeRequest,
     log_path: str | Path | None = None,
     environ: Mapping[str, str] = os.environ,
+    on_record: Callable[[dict], None] | None = None,
+    local_seats: Mapping[str, Callable[[SeatContext], Seat]] | None = None,
 ) -> tuple[Results, list[dict]]:
-    """Play one episode; returns the results and the full event log's records."""
+    """Play one episode; returns the results and the full event log's records.
+
+    ``on_record`` is handed every record, full information, the moment it is logged
+    (a live display filters it for whoever watches). ``local_seats`` maps seat names
+    to factories the caller supplies itself, e.g. the table server's browser seats.
+    """
     registry = host.registry
     config = build_config(registry, request)
     specs = table_specs(request, environ)
@@ -77,9 +85,14 @@ def run_episode(
     seats = []
     try:
         for slot, spec in enumerate(specs):
-            seats.append(_table_seat(host, config, slot, spec, policies, environ))
+            local = (local_seats or {}).get(spec.name)
+            if local is not None:
+                seats.append(build_seat(registry, config, slot, spec, policies, local))
+            else:
+                seats.append(_table_seat(host, config, slot, spec, policies, environ))
         with _open_log(log_path) as event_log:
-            engine = Engine(config, seats, policies, fallbacks, event_log.emit, filters)
+            emit = event_log.emit if on_record is None else _tee(event_log.emit, on_record)
+            engine = Engine(config, seats, policies, fallbacks, emit, filters)
             outcome = engine.play()
             records = event_log.records()
             audit = run_audit(registry.reporters.values(), records)
@@ -133,12 +146,15 @@ def build_seat(
     slot: int,
     spec: SeatSpec,
     policies: tuple[str, ...] = (),
+    factory: Callable[[SeatContext], Seat] | None = None,
 ):
-    """The seat's policy object, built in this process by its plugin's factory.
+    """The seat's policy object, built in this process by its plugin's factory
+    (or by ``factory`` when the caller supplies the seat itself).
 
     ``policies`` is every seat's spec by slot, as the table's name cards show them.
     """
-    seat_type = registry.seat(spec.name)
+    if factory is None:
+        factory = registry.seat(spec.name).factory
     context = SeatContext(
         slot=slot,
         seed=config.seed,
@@ -149,7 +165,7 @@ def build_seat(
         policies=policies,
     )
     try:
-        return seat_type.factory(context)
+        return factory(context)
     except Exception as exc:  # a seat that cannot be built is a setup error, with its reason
         raise SetupError(f"seat {slot} ({spec}): {exc}") from None
 
@@ -188,6 +204,14 @@ def _table_seat(
         return SandboxedSeat(setup, policy)
     except Exception as exc:  # the plugin could not even start: the user's table is wrong
         raise SetupError(f"seat {slot} ({spec}): {exc}") from None
+
+
+def _tee(emit: Callable[[Event], None], on_record: Callable[[dict], None]):
+    def emit_and_show(event: Event) -> None:
+        emit(event)
+        on_record(event.to_record())
+
+    return emit_and_show
 
 
 def _open_log(log_path: str | Path | None) -> EventLog:

@@ -13,6 +13,7 @@ from arena.plugins import PluginHost
 from arena.render import deal_lines, results_table
 from arena.results import Results
 from arena.runner import run_episode
+from arena_plugins.human.terminal import live_printer
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -39,7 +40,13 @@ def run(args: argparse.Namespace, host: PluginHost) -> int:
     request = table_request(
         args, seed=args.seed, seat_specs=tuple(args.seat_specs), clock=args.clock
     )
-    results, records = run_episode(host, request, log_path=args.log)
+    # A person at the table sees the other seats' moves as they are made.
+    people = [slot for slot, spec in enumerate(request.seat_specs) if spec.name == "human"]
+    on_record = None
+    if people:
+        viewer = people[0] if len(people) == 1 else None  # several at one keyboard: public only
+        on_record = live_printer(host.registry.mode(request.mode), request.deals, viewer)
+    results, records = run_episode(host, request, log_path=args.log, on_record=on_record)
     warn_stand_ins(results)
     if args.json:
         print(json.dumps(results.to_json(), indent=2))
