@@ -58,12 +58,16 @@ def run(args: argparse.Namespace, host: PluginHost) -> int:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((args.host, args.port))
+        sock.listen(128)  # connections queue from the moment the address is printed
     except OSError as exc:
         sock.close()
         raise SetupError(f"cannot listen on {args.host}:{args.port}: {exc.strerror}") from None
     port = sock.getsockname()[1]
     print(f"arena: serving on http://{args.host}:{port}/ (Ctrl-C to stop)", flush=True)
-    config = uvicorn.Config(build_app(server), log_level="warning", lifespan="off")
+    # Open event streams never end on their own: on Ctrl-C give them a moment, then stop.
+    config = uvicorn.Config(
+        build_app(server), log_level="warning", lifespan="off", timeout_graceful_shutdown=2
+    )
     try:
         uvicorn.Server(config).run(sockets=[sock])
     finally:

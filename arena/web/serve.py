@@ -27,6 +27,8 @@ from arena.seats import SeatSpec
 from arena.web.serve_table import HUMAN, Table
 
 PAGE = Path(__file__).with_name("serve_page.html")
+FINAL = ("end", "error")
+"""The last message a viewer's stream carries."""
 POLL_SECONDS = 0.05
 """How often an open event stream looks for new messages."""
 
@@ -133,6 +135,8 @@ def build_app(server: TableServer) -> Starlette:
                     for message in channel.since(index):
                         index = message["id"] + 1
                         yield f"id: {message['id']}\ndata: {json.dumps(message)}\n\n"
+                        if message["kind"] in FINAL:  # nothing follows: let the page go
+                            return
                     await asyncio.sleep(POLL_SECONDS)
             finally:
                 channel.connected -= 1
