@@ -81,9 +81,15 @@ class TurnScreen:
     """The previous deal, fully revealed (rule 6), so its outcome is on screen."""
     retry_reason: str | None
 
+    @property
+    def challenge_text(self) -> str | None:
+        """How likely a challenge wins: the standing bid is a lie (rule 6)."""
+        return None if self.standing is None else percent(1 - self.standing.probability)
+
     def to_json(self) -> dict[str, Any]:
         """The screen for the browser, each probability with its printed text."""
         data = attrs.asdict(self, recurse=True)
+        data["challenge_text"] = self.challenge_text
         if self.standing is not None:
             data["standing"]["text"] = self.standing.text
         for option, chance in zip(data["options"], self.options, strict=True):

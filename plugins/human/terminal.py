@@ -19,7 +19,7 @@ from arena.rules import TableRules
 from arena.seats import SeatContext, SeatQuit
 from arena.view import SeatView
 from arena_plugins.human.feed import PublicFeed
-from arena_plugins.human.screen import Advisor, TurnScreen, build_screen, percent
+from arena_plugins.human.screen import Advisor, TurnScreen, build_screen
 
 PROMPT = "your move> "
 HELP = """\
@@ -112,8 +112,7 @@ def render_screen(screen: TurnScreen) -> str:
         rows.append(f"  {option.quantity:>3} x {option.face:<3} {option.text:>8}{mark}")
     if screen.can_challenge:
         mark = "   <- bayes" if screen.bayes_challenges else ""
-        standing = screen.standing
-        rows.append(f"  challenge   wins with {percent(1 - standing.probability)}{mark}")
+        rows.append(f"  challenge   wins with {screen.challenge_text}{mark}")
     if screen.retry_reason:
         rows.append(f"your last move was rejected: {screen.retry_reason}")
     return "\n".join(rows)
