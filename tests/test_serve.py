@@ -7,6 +7,9 @@ referee and compared byte for byte with the download the page links to.
 
 from __future__ import annotations
 
+import socket
+import subprocess
+import sys
 import time
 
 import pytest
@@ -119,3 +122,19 @@ def test_a_typo_from_the_page_is_answered_not_logged(served):
     _path, records = served.logged()
     assert records[-1]["type"] in ("result", "audit")
     assert replay(records).status == "quit"
+
+
+def run_serve(*args: str) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "arena.cli", "serve", *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=30)
+
+
+def test_a_port_in_use_or_a_missing_log_dir_is_one_error_line(tmp_path):
+    missing = run_serve("--port", "0", "--log-dir", str(tmp_path / "nowhere"))
+    assert missing.returncode == 2 and missing.stderr.startswith("arena: error: --log-dir")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        busy = run_serve("--port", str(taken.getsockname()[1]))
+    assert busy.returncode == 2 and busy.stderr.startswith("arena: error: cannot listen on")
+    assert "Traceback" not in missing.stderr + busy.stderr

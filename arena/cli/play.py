@@ -8,7 +8,7 @@ import sys
 
 from rich.console import Console
 
-from arena.cli.options import add_table_options, bounded, seat_specs, table_request
+from arena.cli.options import add_seating_options, add_table_options, bounded, table_request
 from arena.plugins import PluginHost
 from arena.render import deal_lines, results_table
 from arena.results import Results
@@ -19,15 +19,9 @@ from arena_plugins.human.terminal import live_printer
 def register(commands: argparse._SubParsersAction) -> None:
     play = commands.add_parser("play", help="play one episode")
     add_table_options(play)
-    play.add_argument("--seed", type=bounded(int, 0), default=0, help="master seed (default 0)")
-    play.add_argument(
-        "--seat",
-        dest="seat_specs",
-        action="extend",
-        type=seat_specs,
-        default=[],
-        metavar="SPEC",
-        help="seat policy, by slot: name or name:arg; repeat or comma-separate. "
+    add_seating_options(
+        play,
+        "seat policy, by slot: name or name:arg; repeat or comma-separate. "
         "Unfilled seats play $PLAYER_SCRIPTED (default bayes)",
     )
     play.add_argument("--clock", type=bounded(float, above=0), default=None, metavar="SECONDS")

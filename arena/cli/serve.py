@@ -7,7 +7,7 @@ import socket
 import sys
 from pathlib import Path
 
-from arena.cli.options import add_table_options, bounded, seat_specs, table_request
+from arena.cli.options import add_seating_options, add_table_options, bounded, table_request
 from arena.plugins import PluginHost
 from arena.runner import SetupError
 
@@ -17,15 +17,8 @@ LOOPBACK = "127.0.0.1"
 def register(commands: argparse._SubParsersAction) -> None:
     serve = commands.add_parser("serve", help="play in the browser (a local table server)")
     add_table_options(serve)
-    serve.add_argument("--seed", type=bounded(int, 0), default=0, help="master seed (default 0)")
-    serve.add_argument(
-        "--seat",
-        dest="seat_specs",
-        action="extend",
-        type=seat_specs,
-        default=[],
-        metavar="SPEC",
-        help="seat by slot, as in arena play (human = you); the page can change them",
+    add_seating_options(
+        serve, "seat by slot, as in arena play (human = you); the page can change them"
     )
     serve.add_argument("--host", default=LOOPBACK, help=f"address to bind (default {LOOPBACK})")
     serve.add_argument(
