@@ -16,6 +16,7 @@ import sys
 import time
 from pathlib import Path
 
+import attrs
 import pytest
 from plugins_for_tests.harness import context, make_view
 from referee import replay
@@ -213,3 +214,10 @@ def test_q_leaves_at_once_with_a_complete_log_and_results(terminal, tmp_path):
     assert result["status"] == "quit" and result["dealsPlayed"] < 5
     assert replay(records).status == "quit"
     assert f"quit, {result['dealsPlayed']} deals" in text
+
+
+def test_say_rides_on_the_next_move_when_talk_is_on():
+    view = attrs.evolve(FACING_3X4, talk_enabled=True)
+    typed = iter(["say  Nice Bid, Friend ", "challenge"])
+    seat = TerminalSeat(context(RULES), read=lambda _prompt: next(typed), write=lambda _t: None)
+    assert seat.decide(view) == Challenge(say="Nice Bid, Friend")
