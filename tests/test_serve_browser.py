@@ -63,12 +63,16 @@ def check_numbers(screen: dict) -> int:
     return len(chances)
 
 
-def test_a_whole_episode_by_clicking_matches_the_rules_and_the_servers_log(served, page):
+def test_a_whole_episode_by_clicking_matches_the_rules_and_the_servers_log(served, page, host):
     tab, watch = page
     tab.goto(served.url)
     tab.wait_for_selector("#setup-seats tr")
     seats = tab.eval_on_selector_all("#setup-seats select", "all => all.map((s) => s.value)")
     assert seats == ["human", "bayes", "bayes", "bayes"]  # from --seat human, bayes filling
+    offered = tab.eval_on_selector_all(
+        "#setup-seats tr:first-child option", "all => all.map((o) => o.value)"
+    )
+    assert offered == sorted(host.registry.seats)  # every installed seat
     tab.click("#start")
     tab.wait_for_url("**/table/**")
     turns = checked = last = 0

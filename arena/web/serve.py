@@ -22,7 +22,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingR
 from starlette.routing import Route
 
 from arena.plugins import DuplicateName, PluginHost, UnknownName
-from arena.runner import EpisodeRequest, SetupError
+from arena.runner import EpisodeRequest, SetupError, scripted_default
 from arena.seats import SeatSpec
 from arena.web.serve_table import HUMAN, Table
 
@@ -45,11 +45,13 @@ class TableServer:
     """The latest table; only one is played at a time."""
     by_token: dict[str, Table] = attrs.Factory(dict)
     """Every table this server has opened, by each of its viewer tokens (logs stay downloadable)."""
+    opened: int = 0
 
     def setup(self) -> dict[str, Any]:
         registry = self.host.registry
-        given = [str(spec) for spec in self.defaults.seat_specs]
         d = self.defaults
+        given = [str(spec) for spec in d.seat_specs] or [HUMAN]  # you, unless flags say otherwise
+        filler = str(scripted_default())
         return {
             "seats": [
                 {"name": name, "description": kind.description}
@@ -57,7 +59,7 @@ class TableServer:
             ],
             "modes": sorted(registry.modes),
             "defaults": {
-                "seats": given + [HUMAN if not given else "bayes"] * (d.seats - len(given)),
+                "seats": given + [filler] * (d.seats - len(given)),
                 "mode": d.mode,
                 "deals": d.deals,
                 "seed": d.seed,
@@ -84,10 +86,10 @@ class TableServer:
             raise SetupError(f"bad table request: {exc}") from None
         if request.seed < 0:
             raise SetupError("seed must be >= 0")
+        self.opened += 1
         log_path = None
         if self.log_dir is not None:
-            number = len(set(map(id, self.by_token.values()))) + 1
-            log_path = self.log_dir / f"table-{number}-seed{request.seed}.jsonl"
+            log_path = self.log_dir / f"table-{self.opened}-seed{request.seed}.jsonl"
         replay = importlib.util.find_spec("arena.web.replay") is not None
         table = Table(self.host, request, self.timeout, log_path, replay)
         table.start()
