@@ -37,7 +37,6 @@ log = structlog.get_logger(__name__)
 
 HUMAN = "human"
 """The seat name a person takes; at this table it is a :class:`BrowserSeat`."""
-_LEAVE = object()
 
 
 class Channel:
@@ -61,7 +60,9 @@ class Channel:
 class BrowserSeat:
     """A person at a browser tab: one turn at a time, answered by POST or timed out."""
 
-    def __init__(self, context: SeatContext, channel: Channel, timeout: float):
+    def __init__(
+        self, context: SeatContext, channel: Channel, timeout: float, left: threading.Event
+    ):
         self.rules = context.rules
         self.policies = context.policies
         self.advisor = Advisor(context)
@@ -73,9 +74,13 @@ class BrowserSeat:
         """The view of the turn being waited on; ``None`` between turns."""
         self.away = False
         """It timed out and no page has connected since: do not wait for it again."""
+        self.left = left
+        """Set when the server stops: this seat's current or next turn ends the episode."""
         self._lock = threading.Lock()
 
     def decide(self, view: SeatView) -> Action:
+        if self.left.is_set():
+            raise SeatQuit("the table server is shutting down")
         if self.away and self.channel.connected == 0:
             raise SeatUnavailable("the browser left the table")
         screen = build_screen(view, self.rules, self.policies, self.advisor)
@@ -94,7 +99,7 @@ class BrowserSeat:
             with self._lock:
                 self.view = None
             self.channel.publish("wait")
-        if answer is _LEAVE:
+        if self.left.is_set():
             raise SeatQuit("the table server is shutting down")
         self.away = False
         return answer
@@ -115,8 +120,9 @@ class BrowserSeat:
             self.answers.put(action)
         return None
 
-    def leave(self) -> None:
-        self.answers.put(_LEAVE)
+    def wake(self) -> None:
+        """End a wait for an answer now (the server is stopping)."""
+        self.answers.put(None)
 
 
 class Table:
@@ -150,6 +156,7 @@ class Table:
             token: PublicFeed(mode, slot, request.deals) for token, slot in self.tokens.items()
         }
         self.seats: dict[int, BrowserSeat] = {}
+        self.left = threading.Event()
         self.records: list[dict[str, Any]] | None = None
         self.finished = threading.Event()
         self._thread = threading.Thread(target=self._play, name="arena-table", daemon=True)
@@ -182,13 +189,14 @@ class Table:
 
     def leave(self) -> None:
         """Every person leaves: the episode settles ``quit`` at once, its log complete."""
+        self.left.set()
         for seat in list(self.seats.values()):
-            seat.leave()
+            seat.wake()
         self._thread.join(timeout=10)
 
     def _seat(self, context: SeatContext) -> BrowserSeat:
         token = next(t for t, slot in self.tokens.items() if slot == context.slot)
-        seat = BrowserSeat(context, self.channels[token], self.timeout)
+        seat = BrowserSeat(context, self.channels[token], self.timeout, self.left)
         self.seats[context.slot] = seat
         return seat
 
