@@ -32,7 +32,7 @@ from arena.events import (
 )
 from arena.replies import IllegalReply, check_legal, loggable, parse_action
 from arena.rules import StandingBid, TableRules, opener, resolve, score
-from arena.seats import Reply, Seat, SeatUnavailable
+from arena.seats import Reply, Seat, SeatQuit, SeatUnavailable
 from arena.view import LegalActions, PastDeal, PublicBid, SeatView, TalkLine
 
 NOTES_CAP = 4000
@@ -143,7 +143,11 @@ class Engine:
             if self._clock_ran_out(started):
                 status = "deadline"
                 break
-            self._play_deal(number)
+            try:
+                self._play_deal(number)
+            except SeatQuit:  # the deal in progress moved no point: settle on those resolved
+                status = "quit"
+                break
             played += 1
         scores = tuple(score(p, played) for p in self.points)
         self.emit(EpisodeSettled(status, played, tuple(self.points), scores))
@@ -255,7 +259,7 @@ class Engine:
                 self._record_usage(deal, slot, reply)
                 reply = reply.content
             return check_legal(parse_action(reply), self.rules, deal.standing, len(deal.bids))
-        except SeatUnavailable:
+        except (SeatUnavailable, SeatQuit):
             raise
         except IllegalReply as rejection:
             reason = str(rejection)

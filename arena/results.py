@@ -56,7 +56,8 @@ class Results:
     seed: int
     mode: str
     status: str
-    """``complete``, or ``deadline`` when the clock settled the episode (rule 9)."""
+    """``complete``, ``deadline`` when the clock settled the episode (rule 9), or ``quit``
+    when a person left the table mid-episode."""
     deals_played: int
     seats: tuple[SeatResult, ...]
     audit: dict[str, Any] | None = None

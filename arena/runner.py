@@ -24,7 +24,7 @@ from arena.plugins import PluginHost, Registry
 from arena.results import Results, SeatResult, usage_by_slot
 from arena.rules import DEFAULT_MAX_BIDS, TableRules
 from arena.sandbox import SandboxedSeat, SandboxPolicy
-from arena.seats import SeatContext, SeatSpec
+from arena.seats import Seat, SeatContext, SeatSpec
 from arena_plugins.scripted import bayes as bayes_baseline
 
 log = structlog.get_logger(__name__)
@@ -69,11 +69,14 @@ def run_episode(
     log_path: str | Path | None = None,
     environ: Mapping[str, str] = os.environ,
     on_record: Callable[[dict], None] | None = None,
+    local_seats: Mapping[str, Callable[[SeatContext], Seat]] | None = None,
 ) -> tuple[Results, list[dict]]:
     """Play one episode; returns the results and the full event log's records.
 
-    ``on_record`` sees each record as it is logged, as a log reader would parse it
-    (``arena play --watch`` prints decisions as they happen).
+    ``on_record`` is handed every record, full information, as a log reader would
+    parse it, the moment it is logged (a live display filters it for whoever
+    watches). ``local_seats`` maps seat names to factories the caller supplies
+    itself, e.g. the table server's browser seats.
     """
     registry = host.registry
     config = build_config(registry, request)
@@ -84,7 +87,11 @@ def run_episode(
     seats = []
     try:
         for slot, spec in enumerate(specs):
-            seats.append(_table_seat(host, config, slot, spec, policies, environ))
+            local = (local_seats or {}).get(spec.name)
+            if local is not None:
+                seats.append(build_seat(registry, config, slot, spec, policies, local))
+            else:
+                seats.append(_table_seat(host, config, slot, spec, policies, environ))
         with _open_log(log_path) as event_log:
             emit = event_log.emit if on_record is None else _tee(event_log, on_record)
             engine = Engine(config, seats, policies, fallbacks, emit, filters)
@@ -141,12 +148,15 @@ def build_seat(
     slot: int,
     spec: SeatSpec,
     policies: tuple[str, ...] = (),
+    factory: Callable[[SeatContext], Seat] | None = None,
 ):
-    """The seat's policy object, built in this process by its plugin's factory.
+    """The seat's policy object, built in this process by its plugin's factory
+    (or by ``factory`` when the caller supplies the seat itself).
 
     ``policies`` is every seat's spec by slot, as the table's name cards show them.
     """
-    seat_type = registry.seat(spec.name)
+    if factory is None:
+        factory = registry.seat(spec.name).factory
     context = SeatContext(
         slot=slot,
         seed=config.seed,
@@ -157,7 +167,7 @@ def build_seat(
         policies=policies,
     )
     try:
-        return seat_type.factory(context)
+        return factory(context)
     except Exception as exc:  # a seat that cannot be built is a setup error, with its reason
         raise SetupError(f"seat {slot} ({spec}): {exc}") from None
 

@@ -33,6 +33,14 @@ class SeatUnavailable(Exception):
     """
 
 
+class SeatQuit(Exception):
+    """The person in this seat left the table (``q`` at the terminal).
+
+    Not a fault: the engine ends the episode at once, settling it ``quit`` on the
+    deals already resolved, so the log stays complete with a clear end marker.
+    """
+
+
 @attrs.frozen
 class Reply:
     """A reply plus the token accounting the model call reported."""

@@ -298,11 +298,15 @@ class _Referee:
 
     def _on_result(self, record: dict[str, Any]) -> None:
         """Rule 9 and the scoring formulas."""
-        self._require(self.deal is None, "the episode settled in the middle of a deal")
+        # A person may leave mid-deal: that deal moved no point and is not counted.
+        quit_ = record["status"] == "quit"
+        self._require(quit_ or self.deal is None, "the episode settled in the middle of a deal")
         played = record["dealsPlayed"]
         self._require(played == self.next_deal, f"dealsPlayed {played}, {self.next_deal} resolved")
         if record["status"] == "complete":
             self._require(played == self.deals, f"complete after {played} of {self.deals} deals")
+        elif quit_:
+            self._require(played < self.deals, "quit although every deal was played")
         else:
             self._require(record["status"] == "deadline", f"status {record['status']!r}")
             self._require(played < self.deals, "rule 9: deadline although every deal was played")

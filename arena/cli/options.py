@@ -72,6 +72,20 @@ def add_table_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_seating_options(parser: argparse.ArgumentParser, seat_help: str) -> None:
+    """What one table has beyond its shape: the master seed and the seats by slot."""
+    parser.add_argument("--seed", type=bounded(int, 0), default=0, help="master seed (default 0)")
+    parser.add_argument(
+        "--seat",
+        dest="seat_specs",
+        action="extend",
+        type=seat_specs,
+        default=[],
+        metavar="SPEC",
+        help=seat_help,
+    )
+
+
 def table_request(args: argparse.Namespace, **episode) -> EpisodeRequest:
     """The request the table options describe, plus what only one episode has."""
     return EpisodeRequest(

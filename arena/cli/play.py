@@ -9,25 +9,20 @@ from collections.abc import Callable, Iterable
 
 from rich.console import Console
 
-from arena.cli.options import add_table_options, bounded, seat_specs, table_request
+from arena.cli.options import add_seating_options, add_table_options, bounded, table_request
 from arena.plugins import PluginHost
 from arena.render import Narrator, deal_lines, results_table
 from arena.results import Results
 from arena.runner import run_episode
+from arena_plugins.human.terminal import live_printer
 
 
 def register(commands: argparse._SubParsersAction) -> None:
     play = commands.add_parser("play", help="play one episode")
     add_table_options(play)
-    play.add_argument("--seed", type=bounded(int, 0), default=0, help="master seed (default 0)")
-    play.add_argument(
-        "--seat",
-        dest="seat_specs",
-        action="extend",
-        type=seat_specs,
-        default=[],
-        metavar="SPEC",
-        help="seat policy, by slot: name or name:arg; repeat or comma-separate. "
+    add_seating_options(
+        play,
+        "seat policy, by slot: name or name:arg; repeat or comma-separate. "
         "Unfilled seats play $PLAYER_SCRIPTED (default bayes)",
     )
     play.add_argument("--clock", type=bounded(float, above=0), default=None, metavar="SECONDS")
@@ -45,8 +40,14 @@ def run(args: argparse.Namespace, host: PluginHost) -> int:
     request = table_request(
         args, seed=args.seed, seat_specs=tuple(args.seat_specs), clock=args.clock
     )
-    watch = watcher() if args.watch else None
-    results, records = run_episode(host, request, log_path=args.log, on_record=watch)
+    # A person at the table sees the other seats' moves as they are made, as that seat may;
+    # --watch is the spectator's feed and never runs beside a human seat.
+    people = [slot for slot, spec in enumerate(request.seat_specs) if spec.name == "human"]
+    on_record = watcher() if args.watch else None
+    if people:
+        viewer = people[0] if len(people) == 1 else None  # several at one keyboard: public only
+        on_record = live_printer(host.registry.mode(request.mode), request.deals, viewer)
+    results, records = run_episode(host, request, log_path=args.log, on_record=on_record)
     warn_stand_ins(results)
     if args.json:
         print(json.dumps(results.to_json(), indent=2))

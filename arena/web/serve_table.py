@@ -1,0 +1,229 @@
+"""One table played in the browser: the episode in a thread, people on the other side of HTTP.
+
+The engine runs synchronously in its own thread, exactly as ``arena play`` runs
+it. A :class:`BrowserSeat` shows its turn screen (the same
+:class:`~arena_plugins.human.screen.TurnScreen` the terminal prints) and blocks
+on a queue that the page's POSTs fill. Every record the engine logs goes through
+one :class:`~arena_plugins.human.feed.PublicFeed` per viewer, so a tab only ever
+learns what its own seat may know. A seat that does not answer within the turn
+timeout is a seat that stopped answering: rule 11 applies (a logged fault, the
+bayes fallback) and the table goes on; until its page connects again it is not
+waited for. Each viewer has its own unguessable token, which is what lets
+several people sit at one table from different tabs.
+"""
+
+from __future__ import annotations
+
+import queue
+import secrets
+import threading
+from pathlib import Path
+from typing import Any
+
+import attrs
+import structlog
+
+from arena.actions import Action
+from arena.events import from_record, to_line
+from arena.plugins import PluginHost
+from arena.runner import EpisodeRequest, build_config, run_episode, table_specs
+from arena.seats import SeatContext, SeatQuit, SeatUnavailable
+from arena.view import SeatView
+from arena_plugins.human.feed import PublicFeed
+from arena_plugins.human.screen import Advisor, build_screen
+from arena_plugins.human.terminal import parse_command
+
+log = structlog.get_logger(__name__)
+
+HUMAN = "human"
+"""The seat name a person takes; at this table it is a :class:`BrowserSeat`."""
+
+
+class Channel:
+    """One viewer's messages in order; the page reads them as server-sent events."""
+
+    def __init__(self) -> None:
+        self._messages: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        self.connected = 0
+        """Pages reading this channel right now."""
+
+    def publish(self, kind: str, **data: Any) -> None:
+        with self._lock:
+            self._messages.append({"id": len(self._messages), "kind": kind, **data})
+
+    def since(self, index: int) -> list[dict[str, Any]]:
+        with self._lock:
+            return self._messages[index:]
+
+
+class BrowserSeat:
+    """A person at a browser tab: one turn at a time, answered by POST or timed out."""
+
+    def __init__(
+        self, context: SeatContext, channel: Channel, timeout: float, left: threading.Event
+    ):
+        self.rules = context.rules
+        self.policies = context.policies
+        self.advisor = Advisor(context)
+        self.channel = channel
+        self.timeout = timeout
+        self.answers: queue.Queue = queue.Queue()
+        self.turn = 0
+        self.view: SeatView | None = None
+        """The view of the turn being waited on; ``None`` between turns."""
+        self.away = False
+        """It timed out and no page has connected since: do not wait for it again."""
+        self.left = left
+        """Set when the server stops: this seat's current or next turn ends the episode."""
+        self._lock = threading.Lock()
+
+    def decide(self, view: SeatView) -> Action:
+        if self.left.is_set():
+            raise SeatQuit("the table server is shutting down")
+        if self.away and self.channel.connected == 0:
+            raise SeatUnavailable("the browser left the table")
+        screen = build_screen(view, self.rules, self.policies, self.advisor)
+        with self._lock:
+            self.turn += 1
+            self.view = view
+            while not self.answers.empty():  # nothing stale answers this turn
+                self.answers.get_nowait()
+        self.channel.publish("turn", turn=self.turn, screen=screen.to_json())
+        try:
+            answer = self.answers.get(timeout=self.timeout)
+        except queue.Empty:
+            self.away = True
+            raise SeatUnavailable(f"no answer from the browser within {self.timeout:g} s") from None
+        finally:
+            with self._lock:
+                self.view = None
+            self.channel.publish("wait")
+        if self.left.is_set():
+            raise SeatQuit("the table server is shutting down")
+        self.away = False
+        return answer
+
+    def answer(self, turn: int, command: str, say: str | None) -> str | None:
+        """Take the page's move for ``turn``; the reason it cannot be taken, or ``None``."""
+        with self._lock:
+            view = self.view
+            if view is None or turn != self.turn:
+                return "it is not your turn"
+            parsed = parse_command(command, view, self.rules)
+            if parsed.action is None:
+                return parsed.hint or "not a move"
+            action = parsed.action
+            if say and view.talk_enabled:
+                action = attrs.evolve(action, say=say)
+            self.view = None  # one answer per turn
+            self.answers.put(action)
+        return None
+
+    def wake(self) -> None:
+        """End a wait for an answer now (the server is stopping)."""
+        self.answers.put(None)
+
+
+class Table:
+    """One episode being played: its viewers' channels, its seats, its log."""
+
+    def __init__(
+        self,
+        host: PluginHost,
+        request: EpisodeRequest,
+        timeout: float,
+        log_path: Path | None = None,
+    ):
+        registry = host.registry
+        build_config(registry, request)  # a bad table fails here, before any thread starts
+        self.specs = table_specs(request)
+        for spec in self.specs:
+            registry.seat(spec.name)
+        self.host = host
+        self.request = request
+        self.timeout = timeout
+        self.log_path = log_path
+        mode = registry.mode(request.mode)
+        humans = [slot for slot, spec in enumerate(self.specs) if spec.name == HUMAN]
+        self.tokens: dict[str, int | None] = {secrets.token_urlsafe(12): slot for slot in humans}
+        self.watch_token = secrets.token_urlsafe(12)
+        self.tokens[self.watch_token] = None
+        self.channels = {token: Channel() for token in self.tokens}
+        self.feeds = {
+            token: PublicFeed(mode, slot, request.deals) for token, slot in self.tokens.items()
+        }
+        self.seats: dict[int, BrowserSeat] = {}
+        self.left = threading.Event()
+        self.records: list[dict[str, Any]] | None = None
+        self.finished = threading.Event()
+        self._thread = threading.Thread(target=self._play, name="arena-table", daemon=True)
+        people = {str(slot): f"/table/{t}" for t, slot in self.tokens.items() if slot is not None}
+        hello = {
+            "seats": [str(spec) for spec in self.specs],
+            "mode": request.mode,
+            "deals": request.deals,
+            "talk": request.talk,
+            "people": people,
+            "watch": f"/table/{self.watch_token}",
+        }
+        for token, slot in self.tokens.items():
+            self.channels[token].publish("hello", you=slot, **hello)
+
+    @property
+    def playing(self) -> bool:
+        return self._thread.is_alive()
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def seat_for(self, token: str) -> BrowserSeat | None:
+        slot = self.tokens.get(token)
+        return None if slot is None else self.seats.get(slot)
+
+    def log_text(self) -> str:
+        """The finished episode's log, line for line as the event log writes it."""
+        return "".join(to_line(from_record(record)) + "\n" for record in self.records or ())
+
+    def leave(self) -> None:
+        """Every person leaves: the episode settles ``quit`` at once, its log complete."""
+        self.left.set()
+        for seat in list(self.seats.values()):
+            seat.wake()
+        self._thread.join(timeout=10)
+
+    def _seat(self, context: SeatContext) -> BrowserSeat:
+        token = next(t for t, slot in self.tokens.items() if slot == context.slot)
+        seat = BrowserSeat(context, self.channels[token], self.timeout, self.left)
+        self.seats[context.slot] = seat
+        return seat
+
+    def _on_record(self, record: dict[str, Any]) -> None:
+        for token, feed in self.feeds.items():
+            news = feed.news(record)
+            if news is not None:
+                self.channels[token].publish("news", news=news.kind, text=news.text)
+
+    def _play(self) -> None:
+        try:
+            results, self.records = run_episode(
+                self.host,
+                self.request,
+                log_path=self.log_path,
+                on_record=self._on_record,
+                local_seats={HUMAN: self._seat},
+            )
+        except Exception as exc:  # the table is over either way; every page is told why
+            log.error("table failed", error=repr(exc))
+            for channel in self.channels.values():
+                channel.publish("error", text=f"the table stopped: {exc}")
+        else:
+            for token, channel in self.channels.items():
+                channel.publish(
+                    "end",
+                    results=results.to_json(),
+                    log=f"/api/log/{token}",
+                    replay=f"/replay/{token}",
+                )
+        finally:
+            self.finished.set()

@@ -1,0 +1,119 @@
+"""``arena serve`` as a real subprocess on a free loopback port, for the table-server tests."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+import attrs
+
+
+@attrs.define
+class Served:
+    """A running ``arena serve``: its address, its log directory and its process."""
+
+    url: str
+    log_dir: Path
+    process: subprocess.Popen
+
+    def get(self, path: str) -> tuple[int, bytes]:
+        try:
+            with urllib.request.urlopen(self.url + path.lstrip("/"), timeout=10) as reply:
+                return reply.status, reply.read()
+        except urllib.error.HTTPError as error:
+            return error.code, error.read()
+
+    def post(self, path: str, body: dict) -> tuple[int, dict]:
+        request = urllib.request.Request(
+            self.url + path.lstrip("/"),
+            data=json.dumps(body).encode(),
+            headers={"Content-Type": "application/json"},
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=10) as reply:
+                return reply.status, json.loads(reply.read())
+        except urllib.error.HTTPError as error:
+            return error.code, json.loads(error.read())
+
+    def logged(self, timeout: float = 60.0) -> tuple[Path, list[dict]]:
+        """The one table log in the log directory, once its result line is written."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for path in self.log_dir.glob("*.jsonl"):
+                records = [json.loads(line) for line in path.read_text().splitlines()]
+                if any(r["type"] == "result" for r in records):
+                    time.sleep(0.2)  # the audit flags trail the result
+                    return path, [json.loads(x) for x in path.read_text().splitlines()]
+            time.sleep(0.05)
+        raise AssertionError("no finished table log")
+
+
+def serve(tmp: Path, *args: str):
+    """Start ``arena serve --port 0``; yields a :class:`Served`, then stops it with Ctrl-C."""
+    log_dir = tmp / "logs"
+    log_dir.mkdir()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "arena.cli", "serve", "--port", "0", "--log-dir", str(log_dir),
+         *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    line = process.stdout.readline()
+    assert line.startswith("arena: serving on http://127.0.0.1:"), line + process.stderr.read()
+    served = Served(line.split()[3], log_dir, process)
+    try:
+        yield served
+    finally:
+        process.send_signal(signal.SIGINT)
+        try:
+            _out, err = process.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            raise
+        assert "Traceback" not in err, err
+
+
+class EventReader:
+    """A tab's event stream, read in a thread into a list of messages."""
+
+    def __init__(self, served: Served, token: str):
+        self.messages: list[dict] = []
+        address = urllib.parse.urlsplit(served.url)
+        connection = http.client.HTTPConnection(address.hostname, address.port, timeout=120)
+        connection.request("GET", f"/api/events/{token}")
+        self._socket = connection.sock  # shut down to close the tab from another thread
+        self._reply = connection.getresponse()
+        self._thread = threading.Thread(target=self._read, daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        try:
+            for raw in self._reply:
+                line = raw.decode().rstrip("\n")
+                if line.startswith("data: "):
+                    self.messages.append(json.loads(line[6:]))
+        except (OSError, ValueError):  # closed by the test
+            return
+
+    def wait_for(self, kind: str, after: int = 0, timeout: float = 30.0) -> tuple[int, dict]:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for index in range(after, len(self.messages)):
+                if self.messages[index]["kind"] in (kind, "end"):
+                    return index, self.messages[index]
+            time.sleep(0.02)
+        raise AssertionError(f"no {kind} message")
+
+    def close(self) -> None:
+        self._socket.shutdown(socket.SHUT_RDWR)
