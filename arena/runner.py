@@ -16,8 +16,9 @@ import structlog
 
 from arena import seeding
 from arena.audit import audit_events, run_audit
+from arena.check.digest import log_digest
 from arena.engine import Engine, EpisodeConfig
-from arena.eventlog import EventLog
+from arena.eventlog import EventLog, LogExists
 from arena.plugins import PluginHost, Registry
 from arena.results import Results, SeatResult, usage_by_slot
 from arena.rules import DEFAULT_MAX_BIDS, TableRules
@@ -33,6 +34,20 @@ DEFAULT_SEATS = 4
 
 class SetupError(ValueError):
     """The table cannot be built as asked; the message is one line for the user."""
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, delivered like Ctrl-C so that both stop an episode the same way."""
+
+
+class EpisodeInterrupted(Exception):
+    """The episode was stopped by a signal; ``log`` is where its partial log was left."""
+
+    def __init__(self, reason: str, log: Path | None):
+        where = f"; the partial log is {log}" if log is not None else ""
+        super().__init__(f"interrupted ({reason}){where}")
+        self.reason = reason
+        self.log = log
 
 
 @attrs.frozen
@@ -66,8 +81,14 @@ def run_episode(
     request: EpisodeRequest,
     log_path: str | Path | None = None,
     environ: Mapping[str, str] = os.environ,
+    *,
+    force: bool = False,
 ) -> tuple[Results, list[dict]]:
-    """Play one episode; returns the results and the full event log's records."""
+    """Play one episode; returns the results and the full event log's records.
+
+    The log at ``log_path`` is never clobbered unless ``force`` (see :class:`EventLog`).
+    A signal raises :class:`EpisodeInterrupted`; a failed write ``LogWriteError``.
+    """
     registry = host.registry
     config = build_config(registry, request)
     specs = table_specs(request, environ)
@@ -78,7 +99,8 @@ def run_episode(
     try:
         for slot, spec in enumerate(specs):
             seats.append(_table_seat(host, config, slot, spec, policies, environ))
-        with _open_log(log_path) as event_log:
+        event_log = _open_log(log_path, force)
+        try:
             engine = Engine(config, seats, policies, fallbacks, event_log.emit, filters)
             outcome = engine.play()
             records = event_log.records()
@@ -86,6 +108,10 @@ def run_episode(
             for event in audit_events(audit):  # flags go to the tail, after `result`
                 event_log.emit(event)
                 records.append(event.to_record())
+        except KeyboardInterrupt as stop:
+            reason = "SIGTERM" if isinstance(stop, Terminated) else "SIGINT"
+            raise EpisodeInterrupted(reason, event_log.interrupt(reason)) from None
+        event_log.close()
     finally:
         for seat in seats:
             if hasattr(seat, "close"):
@@ -107,7 +133,13 @@ def run_episode(
         for slot, (spec, tally) in enumerate(zip(specs, outcome.tallies, strict=True))
     )
     results = Results(
-        request.seed, request.mode, outcome.status, outcome.deals_played, seat_results, audit
+        request.seed,
+        request.mode,
+        outcome.status,
+        outcome.deals_played,
+        seat_results,
+        audit,
+        log_sha256=log_digest(event_log.text().encode("utf-8")),
     )
     return results, records
 
@@ -190,9 +222,11 @@ def _table_seat(
         raise SetupError(f"seat {slot} ({spec}): {exc}") from None
 
 
-def _open_log(log_path: str | Path | None) -> EventLog:
+def _open_log(log_path: str | Path | None, force: bool) -> EventLog:
     try:
-        return EventLog(log_path)
+        return EventLog(log_path, force=force)
+    except LogExists as exc:
+        raise SetupError(str(exc)) from None
     except OSError as exc:
         raise SetupError(f"cannot write event log {log_path}: {exc.strerror or exc}") from None
 

@@ -16,6 +16,7 @@ from arena.events import (
     EpisodeSettled,
     EpisodeStarted,
     Fault,
+    Interrupted,
     Rejected,
     SeatEntry,
     Usage,
@@ -43,6 +44,7 @@ SAMPLES = [
     ChallengeMade(0, 0, 1, 2, 6, 3, False, True, 1, 0, None, None, None),
     EpisodeSettled("complete", 1, (-1, 1), (0.0, 1.0)),
     Audit("flags", {"kind": "soft-play", "pair": [0, 1]}),
+    Interrupted("SIGINT"),
 ]
 
 
@@ -77,13 +79,14 @@ def test_written_log_reads_back_record_for_record(tmp_path):
 
 def test_the_file_is_flushed_at_each_deal_boundary(tmp_path):
     # A crash loses at most the deal in progress: after a challenge resolves, the file on
-    # disk holds everything up to it, before the log is closed.
+    # disk holds everything up to it, before the log is closed (as NAME.part until then).
     path = tmp_path / "episode.jsonl"
     log = EventLog(path)
     try:
         for event in SAMPLES[:7]:  # up to and including the challenge
             log.emit(event)
-        on_disk = path.read_text(encoding="utf-8").splitlines()
+        assert not path.exists()
+        on_disk = (tmp_path / "episode.jsonl.part").read_text(encoding="utf-8").splitlines()
         assert [json.loads(line)["type"] for line in on_disk][-1] == "challenge"
         assert len(on_disk) == 7
     finally:

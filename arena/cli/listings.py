@@ -11,11 +11,15 @@ from arena_policies import shipped as shipped_policies
 
 def register(commands: argparse._SubParsersAction) -> None:
     policies = commands.add_parser("policies", help="list the shipped Claude policies")
-    policies.add_argument("--json", action="store_true", help="machine-readable output")
+    policies.add_argument(
+        "--json", action="store_true", help="machine-readable output (default: one line each)"
+    )
     policies.set_defaults(run=policies_command)
 
     plugins = commands.add_parser("plugins", help="list installed plugins")
-    plugins.add_argument("--json", action="store_true", help="machine-readable output")
+    plugins.add_argument(
+        "--json", action="store_true", help="machine-readable output (default: one line each)"
+    )
     plugins.set_defaults(run=plugins_command)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 from collections.abc import Callable
 
 from rich.console import Console
@@ -30,11 +31,15 @@ class Parser(argparse.ArgumentParser):
 
 
 def bounded(kind: Callable, low=None, high=None, *, above=None) -> Callable[[str], object]:
+    """A parser for numbers in a range; floats must also be finite (no nan, no inf)."""
+
     def parse(text: str):
         try:
             value = kind(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"not a {kind.__name__}: {text!r}") from None
+        if isinstance(value, float) and not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
         if low is not None and value < low or high is not None and value > high:
             span = f"{low}..{high}" if high is not None else f">= {low}"
             raise argparse.ArgumentTypeError(f"{value} is out of range {span}")
@@ -54,21 +59,29 @@ def seat_specs(text: str) -> list[SeatSpec]:
 
 def add_table_options(parser: argparse.ArgumentParser) -> None:
     """Options that shape every table: the same for one episode and for a league."""
-    parser.add_argument("--mode", default="dice", help="game mode plugin (dice, poker, ...)")
     parser.add_argument(
-        "--deals", type=bounded(int, 1), default=20, help="deals per episode (default 20)"
+        "--mode", default="dice", help="game mode plugin: dice, poker, ... (default dice)"
+    )
+    parser.add_argument(
+        "--deals", type=bounded(int, 1), default=20, help="deals per episode, >= 1 (default 20)"
     )
     parser.add_argument(
         "--seats",
         type=bounded(int, MIN_SEATS, MAX_SEATS),
         default=DEFAULT_SEATS,
-        help="table size",
+        help=f"table size, {MIN_SEATS}..{MAX_SEATS} (default {DEFAULT_SEATS})",
     )
     parser.add_argument(
-        "--max-bids", type=bounded(int, 1), default=DEFAULT_MAX_BIDS, help="bid cap per deal"
+        "--max-bids",
+        type=bounded(int, 1),
+        default=DEFAULT_MAX_BIDS,
+        help=f"bid cap per deal, >= 1 (default {DEFAULT_MAX_BIDS})",
     )
     parser.add_argument(
-        "--talk", action=argparse.BooleanOptionalAction, default=False, help="table talk"
+        "--talk",
+        action=argparse.BooleanOptionalAction,
+        default=False,
+        help="table talk (default off)",
     )
 
 

@@ -18,7 +18,9 @@ from arena.runner import run_episode
 def register(commands: argparse._SubParsersAction) -> None:
     play = commands.add_parser("play", help="play one episode")
     add_table_options(play)
-    play.add_argument("--seed", type=bounded(int, 0), default=0, help="master seed (default 0)")
+    play.add_argument(
+        "--seed", type=bounded(int, 0), default=0, help="master seed, >= 0 (default 0)"
+    )
     play.add_argument(
         "--seat",
         dest="seat_specs",
@@ -29,9 +31,24 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="seat policy, by slot: name or name:arg; repeat or comma-separate. "
         "Unfilled seats play $PLAYER_SCRIPTED (default bayes)",
     )
-    play.add_argument("--clock", type=bounded(float, above=0), default=None, metavar="SECONDS")
-    play.add_argument("--log", metavar="PATH", help="write the full event log (JSON Lines) here")
-    play.add_argument("--json", action="store_true", help="print the results as JSON on stdout")
+    play.add_argument(
+        "--clock",
+        type=bounded(float, above=0),
+        default=None,
+        metavar="SECONDS",
+        help="episode clock: finite seconds > 0, checked at deal boundaries (default: none)",
+    )
+    play.add_argument(
+        "--log",
+        metavar="PATH",
+        help="write the full event log (JSON Lines) here, via PATH.part (default: not saved)",
+    )
+    play.add_argument(
+        "--force", action="store_true", help="overwrite an existing --log file (default: refuse)"
+    )
+    play.add_argument(
+        "--json", action="store_true", help="print the results as JSON on stdout (default: table)"
+    )
     play.set_defaults(run=run)
 
 
@@ -39,7 +56,7 @@ def run(args: argparse.Namespace, host: PluginHost) -> int:
     request = table_request(
         args, seed=args.seed, seat_specs=tuple(args.seat_specs), clock=args.clock
     )
-    results, records = run_episode(host, request, log_path=args.log)
+    results, records = run_episode(host, request, log_path=args.log, force=args.force)
     warn_stand_ins(results)
     if args.json:
         print(json.dumps(results.to_json(), indent=2))
