@@ -34,6 +34,8 @@ from arena.events import (
 
 _FLUSH_AFTER = (ChallengeMade, EpisodeSettled)
 PART_SUFFIX = ".part"
+MAX_DEALS_CUT = 16
+"""How many whole deals a full disk may cost at most to make room for the marker."""
 
 
 class LogError(ValueError):
@@ -65,6 +67,8 @@ class EventLog:
         self._pending: list[str] = []
         self._committed = 0
         """Bytes of whole lines known to be in the file: where a failed write is cut back to."""
+        self._boundaries: list[int] = []
+        """Earlier values of ``_committed``: deal boundaries, where a full disk may cut to."""
         self._force = force
         self._failure: LogWriteError | None = None
         if self.path is not None:
@@ -151,21 +155,29 @@ class EventLog:
             )
             self._failure = failure
             if not _is_special(self.writing):
-                self._mark_failed()
+                self._mark_failed(exc.strerror or type(exc).__name__)
             raise failure from None
+        if self._committed:
+            self._boundaries.append(self._committed)
         self._committed += len(data)
 
-    def _mark_failed(self) -> None:
-        """After a failed write: try to leave the ``interrupted`` marker, then stop writing."""
-        reason = f"write error: {self._failure.strerror}"
-        self._pending.append(to_line(Interrupted(reason)) + "\n")
-        data = "".join(self._pending).encode("utf-8")
-        self._pending.clear()
-        try:
-            if os.write(self._fd, data) == len(data):
-                self._committed += len(data)
-        except OSError:
-            pass  # the disk is still full: the file keeps its last whole line, unmarked
+    def _mark_failed(self, cause: str) -> None:
+        """After a failed write: leave the ``interrupted`` marker, then stop writing.
+
+        A full disk may have no room even for the marker; then whole deals are cut from
+        the end, one flush boundary at a time (a few at most), until the marker fits: a
+        stopped log must say it was stopped, and what remains is whole deals.
+        """
+        marker = (to_line(Interrupted(f"write error: {cause}")) + "\n").encode("utf-8")
+        for offset in [self._committed, *reversed(self._boundaries[-MAX_DEALS_CUT:])]:
+            try:
+                os.ftruncate(self._fd, offset)
+                os.lseek(self._fd, offset, os.SEEK_SET)
+                if os.write(self._fd, marker) == len(marker):
+                    self._committed = offset + len(marker)
+                    break
+            except OSError:
+                continue
         self._cut_back()
         self._abandon()
 
