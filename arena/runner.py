@@ -19,7 +19,7 @@ from arena.audit import audit_events, run_audit
 from arena.check.digest import log_digest
 from arena.engine import Engine, EpisodeConfig
 from arena.eventlog import EventLog, LogExists
-from arena.plugins import PluginHost, Registry
+from arena.plugins import PluginHost, Registry, SeatType, UnknownName
 from arena.results import Results, SeatResult, usage_by_slot
 from arena.rules import DEFAULT_MAX_BIDS, TableRules
 from arena.sandbox import SandboxedSeat, SandboxPolicy
@@ -64,16 +64,35 @@ class EpisodeRequest:
     clock: float | None = None
 
 
-def scripted_default(environ: Mapping[str, str] = os.environ) -> SeatSpec:
-    """PLAYER_SCRIPTED names the policy that fills seats not otherwise given."""
-    return SeatSpec.parse(environ.get("PLAYER_SCRIPTED", DEFAULT_SCRIPTED) or DEFAULT_SCRIPTED)
+def scripted_default(
+    environ: Mapping[str, str] = os.environ, registry: Registry | None = None
+) -> SeatSpec:
+    """PLAYER_SCRIPTED names the policy that fills seats not otherwise given.
+
+    A bad value is a :class:`SetupError` that names the variable, since the user never
+    typed it on this command line; with ``registry`` the name must be a known seat.
+    """
+    text = environ.get("PLAYER_SCRIPTED", DEFAULT_SCRIPTED) or DEFAULT_SCRIPTED
+    try:
+        spec = SeatSpec.parse(text)
+        if registry is not None:
+            _refuse_unwanted_arg(registry.seat(spec.name), spec)
+    except (ValueError, UnknownName) as exc:
+        raise SetupError(f"PLAYER_SCRIPTED={text!r}: {exc}") from None
+    return spec
 
 
-def table_specs(request: EpisodeRequest, environ: Mapping[str, str] = os.environ) -> list[SeatSpec]:
+def table_specs(
+    request: EpisodeRequest,
+    environ: Mapping[str, str] = os.environ,
+    registry: Registry | None = None,
+) -> list[SeatSpec]:
     given = list(request.seat_specs)
     if len(given) > request.seats:
         raise SetupError(f"{len(given)} seats given for a {request.seats}-seat table (use --seats)")
-    return given + [scripted_default(environ)] * (request.seats - len(given))
+    if len(given) == request.seats:
+        return given
+    return given + [scripted_default(environ, registry)] * (request.seats - len(given))
 
 
 def run_episode(
@@ -91,7 +110,7 @@ def run_episode(
     """
     registry = host.registry
     config = build_config(registry, request)
-    specs = table_specs(request, environ)
+    specs = table_specs(request, environ, registry)
     fallbacks = [_fallback_seat(config, slot) for slot in range(config.rules.seats)]
     filters = [f.apply for f in registry.ordered_talk_filters()]
     policies = tuple(str(spec) for spec in specs)
@@ -195,7 +214,12 @@ def _table_seat(
     environ: Mapping[str, str],
 ):
     """A seat as it will sit at the table: third-party policies go into the sandbox."""
-    source = host.registry.seat(spec.name).source
+    seat_type = host.registry.seat(spec.name)
+    try:
+        _refuse_unwanted_arg(seat_type, spec)
+    except ValueError as exc:
+        raise SetupError(f"seat {slot} ({spec}): {exc}") from None
+    source = seat_type.source
     if host.trust(source) != "third-party":
         return build_seat(host.registry, config, slot, spec, policies)
     try:
@@ -229,6 +253,12 @@ def _open_log(log_path: str | Path | None, force: bool) -> EventLog:
         raise SetupError(str(exc)) from None
     except OSError as exc:
         raise SetupError(f"cannot write event log {log_path}: {exc.strerror or exc}") from None
+
+
+def _refuse_unwanted_arg(seat_type: SeatType, spec: SeatSpec) -> None:
+    """A ``name:ARG`` spec for a seat that declared no argument would silently drop ARG."""
+    if spec.arg is not None and seat_type.argument is None:
+        raise ValueError(f"seat {spec.name!r} takes no argument (got {spec.arg!r})")
 
 
 def _fallback_seat(config: EpisodeConfig, slot: int):
