@@ -74,6 +74,63 @@ def count_in_deal(records, challenge_index) -> int:
 # Each returns (edited records, line, rule, expected fragment).
 
 
+def field_edit(name: str, where: Callable[[dict], bool], rule: str, expected: str, **changes):
+    """An edit that changes fields of the first matching line."""
+
+    def edit(records):
+        i = first(records, where)
+        records[i].update(changes)
+        return records, i + 1, rule, expected
+
+    edit.__name__ = name
+    return edit
+
+
+def is_bid(r):
+    return r["type"] == "bid"
+
+
+def is_result(r):
+    return r["type"] == "result"
+
+
+face_nine = field_edit("face_nine", is_bid, "rule 3", "face 9 is not one of 1..6", face=9)
+quantity_99 = field_edit(  # 4 seats x 5 dice
+    "quantity_99", is_bid, "rule 3", "quantity 99 is out of range 1..20", quantity=99
+)
+fifty_points_each = field_edit(
+    "fifty_points_each",
+    is_result,
+    "scoring",
+    "points [50, 50, 50, 50]; the challenges give",
+    points=[50, 50, 50, 50],
+)
+deals_played_edited = field_edit(
+    "deals_played_edited", is_result, "rule 9", "dealsPlayed 7; 8 deals resolved", dealsPlayed=7
+)
+deadline_although_complete = field_edit(
+    "deadline_although_complete", is_result, "rule 9", "expected 'complete'", status="deadline"
+)
+forced_flag_flipped = field_edit(
+    "forced_flag_flipped", is_unforced_challenge, "rule 8", "forced is true after", forced=True
+)
+fallback_mark_forged = field_edit(
+    "fallback_mark_forged",
+    lambda r: is_bid(r) and not r["fallback"],
+    "rule 11",
+    "fallback is true after 0 rejection(s); expected false",
+    fallback=True,
+)
+talk_published_with_talk_off = field_edit(
+    "talk_published_with_talk_off",
+    is_bid,
+    "rule 10",
+    "talk is published although talk is off",
+    say="six sixes",
+    published="six sixes",
+)
+
+
 def non_raising_bid(records):
     i = raising_bid(records)
     standing = records[i - 1]
@@ -88,18 +145,6 @@ def lower_bid(records):
     if records[i - 1]["quantity"] == 1:  # 1x1 is below every standing bid but 1x1 itself
         records[i - 1].update(face=2)
     return records, i + 1, "rule 4", "does not raise"
-
-
-def face_nine(records):
-    i = first(records, lambda r: r["type"] == "bid")
-    records[i]["face"] = 9
-    return records, i + 1, "rule 3", "face 9 is not one of 1..6"
-
-
-def quantity_99(records):
-    i = first(records, lambda r: r["type"] == "bid")
-    records[i]["quantity"] = 99
-    return records, i + 1, "rule 3", "quantity 99 is out of range 1..20"  # 4 seats x 5 dice
 
 
 def hand_of_sevens(records):
@@ -130,12 +175,6 @@ def swapped_winner_and_loser(records):
     truthful = count_in_deal(records, i) >= r["quantity"]
     winner = r["bidder"] if truthful else r["slot"]
     return records, i + 1, "rule 6", f"makes winner {winner}"
-
-
-def fifty_points_each(records):
-    i = first(records, lambda r: r["type"] == "result")
-    records[i]["points"] = [50, 50, 50, 50]
-    return records, i + 1, "scoring", "points [50, 50, 50, 50]; the challenges give"
 
 
 def edited_score(records):
@@ -180,12 +219,6 @@ def relabelled_mode(records):
     return records, 1, "header", "symbols [1, 2, 3, 4, 5, 6] are not mode poker's"
 
 
-def forced_flag_flipped(records):
-    i = first(records, is_unforced_challenge)
-    records[i]["forced"] = True
-    return records, i + 1, "rule 8", "forced is true after"
-
-
 def unforced_at_the_cap(records):
     i = first(records, lambda r: r["type"] == "challenge" and r["forced"])
     records[i]["forced"] = False
@@ -210,34 +243,10 @@ def deal_skipped(records):
     return records, start + 1, "rule 9", "deal 2 where deal 1 is due"
 
 
-def deals_played_edited(records):
-    i = first(records, lambda r: r["type"] == "result")
-    records[i]["dealsPlayed"] = 7
-    return records, i + 1, "rule 9", "dealsPlayed 7; 8 deals resolved"
-
-
-def deadline_although_complete(records):
-    i = first(records, lambda r: r["type"] == "result")
-    records[i]["status"] = "deadline"
-    return records, i + 1, "rule 9", "expected 'complete'"
-
-
 def challenge_names_another_bid(records):
     i = first(records, is_unforced_challenge)
     records[i]["quantity"] += 1
     return records, i + 1, "rule 6", "the standing bid is"
-
-
-def fallback_mark_forged(records):
-    i = first(records, lambda r: r["type"] == "bid" and not r["fallback"])
-    records[i]["fallback"] = True
-    return records, i + 1, "rule 11", "fallback is true after 0 rejection(s); expected false"
-
-
-def talk_published_with_talk_off(records):
-    i = first(records, lambda r: r["type"] == "bid")
-    records[i].update(say="six sixes", published="six sixes")
-    return records, i + 1, "rule 10", "talk is published although talk is off"
 
 
 def play_after_result(records):
