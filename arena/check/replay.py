@@ -47,10 +47,19 @@ def verify(
     The mode is the header's mode name resolved in ``registry`` (the installed plugins
     by default). ``partial`` accepts a log without a ``result`` line (it was stopped).
     """
+    if not records:
+        return [Violation(0, "complete", "an empty log")]
     replay = _Replay(registry if registry is not None else installed_registry())
     try:
         for line, record in enumerate(records, start=1):
-            replay.step(line, record)
+            try:
+                replay.step(line, record)
+            except (TypeError, KeyError, ValueError, IndexError, AttributeError) as exc:
+                # A value no rule expected (e.g. a missing field in a hand-made record):
+                # a violation of the log's format, never a crash of the reader.
+                replay.violations.append(Violation(line, "format", f"unreadable line ({exc!r})"))
+                if line == 1:
+                    raise _Unreadable from None
     except _Unreadable:
         return replay.violations
     replay.finish(len(records), partial)
@@ -154,7 +163,10 @@ class _Replay:
         if self.settled and kind != "audit":
             self._flag("complete", f"a {kind} line after the result; only audit lines may follow")
             return
-        handler: Callable[[dict[str, Any]], None] = getattr(self, "_on_" + kind)
+        handler: Callable[[dict[str, Any]], None] | None = getattr(self, f"_on_{kind}", None)
+        if handler is None:
+            self._flag("format", f"unknown line type {kind!r}")
+            return
         handler(record)
 
     # --- the header ------------------------------------------------------------------
@@ -246,6 +258,9 @@ class _Replay:
             self._flag(
                 "rule 7", f"a {record['type']} line for deal {record['deal']} in deal {deal.number}"
             )
+        if not 0 <= record["slot"] < self.rules.seats:
+            self._flag("rule 2", f"slot {record['slot']} is not a seat of this table")
+            return None
         actor = self.order[deal.position]
         if record["slot"] != actor:
             rule = "rule 1" if deal.bids == 0 else "rule 5"
