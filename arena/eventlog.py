@@ -212,6 +212,11 @@ def _is_special(path: Path) -> bool:
 
 def read_log(path: str | Path) -> list[dict[str, Any]]:
     """Every record of a saved log, each checked against the event vocabulary."""
+    return [record for _number, record in read_numbered(path)]
+
+
+def read_numbered(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
+    """:func:`read_log`'s records with their line numbers in the file (blank lines skipped)."""
     try:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -227,8 +232,8 @@ def read_log(path: str | Path) -> list[dict[str, Any]]:
             from_record(record)
         except (ValueError, TypeError) as exc:
             raise LogError(f"{path}:{number}: not a valid event ({_first_line(exc)})") from None
-        records.append(record)
-    if not records or records[0]["type"] != EpisodeStarted.TYPE:
+        records.append((number, record))
+    if not records or records[0][1]["type"] != EpisodeStarted.TYPE:
         raise LogError(f"{path}: not an event log (the first line must be an episode event)")
     return records
 

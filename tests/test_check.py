@@ -462,3 +462,12 @@ def test_no_edit_makes_the_checker_crash(dice_records, host, data):
     assert all(0 <= v.line <= len(records) for v in violations)
     if i == 0 and records[0] != dice_records[0] and key not in ("talk", "seats"):
         assert violations  # every header field but talk is checked or derives the rest
+
+
+def test_violations_name_the_files_own_line_numbers_across_blank_lines(dice_records, tmp_path):
+    records, line, rule, _ = fifty_points_each(copy.deepcopy(dice_records))
+    path = save(tmp_path / "spaced.jsonl", records)
+    text = path.read_text().splitlines(keepends=True)
+    path.write_text("".join(text[:3]) + "\n\n" + "".join(text[3:]))  # two blank lines
+    with pytest.raises(LogError, match=rf"spaced\.jsonl:{line + 2}: {rule}: "):
+        load_checked(path)

@@ -19,11 +19,12 @@ from typing import Any
 
 from arena.check.digest import episode_key, log_digest
 from arena.check.replay import Violation, installed_registry, verify
-from arena.eventlog import LogError, read_log
+from arena.eventlog import LogError, read_log, read_numbered
 from arena.plugins import Registry
 
 __all__ = [
     "Violation",
+    "check_file",
     "check_results",
     "distinct_episodes",
     "installed_registry",
@@ -41,15 +42,24 @@ def load_checked(
 ) -> list[dict[str, Any]]:
     """The log's records, once they pass :func:`verify`; ``LogError`` naming the first
     violation (file, line, rule, what was expected) otherwise."""
-    records = read_log(path)
     if unchecked:
-        return records
-    violations = verify(records, registry=registry, partial=partial)
+        return read_log(path)
+    records, violations = check_file(path, registry=registry, partial=partial)
     if violations:
         first = violations[0]
         more = f" (and {len(violations) - 1} more: arena check {path})" if violations[1:] else ""
         raise LogError(f"{path}:{first.line}: {first.rule}: {first.message}{more}")
     return records
+
+
+def check_file(
+    path: str | Path, *, registry: Registry | None = None, partial: bool = False
+) -> tuple[list[dict[str, Any]], list[Violation]]:
+    """The log's records and every violation, numbered by the file's own lines."""
+    numbered = read_numbered(path)
+    records = [record for _line, record in numbered]
+    lines = [line for line, _record in numbered]
+    return records, verify(records, registry=registry, partial=partial, lines=lines)
 
 
 def check_results(log_path: str | Path, results_path: str | Path) -> list[Violation]:

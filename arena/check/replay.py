@@ -12,7 +12,7 @@ reading of the rulebook, not the engine's.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import cache
 from typing import Any
 
@@ -40,29 +40,35 @@ class Violation:
 
 
 def verify(
-    records: list[dict[str, Any]], *, registry: Registry | None = None, partial: bool = False
+    records: list[dict[str, Any]],
+    *,
+    registry: Registry | None = None,
+    partial: bool = False,
+    lines: Sequence[int] | None = None,
 ) -> list[Violation]:
     """Every violation in ``records``, in line order; an empty list for a sound log.
 
     The mode is the header's mode name resolved in ``registry`` (the installed plugins
     by default). ``partial`` accepts a log without a ``result`` line (it was stopped).
+    ``lines`` are the records' line numbers in their file (default 1, 2, 3, ...).
     """
     if not records:
         return [Violation(0, "complete", "an empty log")]
     replay = _Replay(registry if registry is not None else installed_registry())
+    numbers = list(lines) if lines is not None else list(range(1, len(records) + 1))
     try:
-        for line, record in enumerate(records, start=1):
+        for line, record in zip(numbers, records, strict=True):
             try:
                 replay.step(line, record)
             except (TypeError, KeyError, ValueError, IndexError, AttributeError) as exc:
                 # A value no rule expected (e.g. a missing field in a hand-made record):
                 # a violation of the log's format, never a crash of the reader.
                 replay.violations.append(Violation(line, "format", f"unreadable line ({exc!r})"))
-                if line == 1:
+                if not replay.ready:
                     raise _Unreadable from None
     except _Unreadable:
         return replay.violations
-    replay.finish(len(records), partial)
+    replay.finish(numbers[-1], partial)
     return replay.violations
 
 
@@ -137,6 +143,8 @@ class _Replay:
         self.violations: list[Violation] = []
         self.line = 0
         self.rules: TableRules | None = None
+        self.ready = False
+        """Whether the header was read: the first line is the header, and nothing is without it."""
         self.deal: _Deal | None = None
         self.resolved = 0
         self.settled = False
@@ -150,11 +158,11 @@ class _Replay:
         shape = _shape_error(record)
         if shape is not None:
             self._flag("format", f"{record.get('type')} line: {shape}")
-            if line == 1:
+            if not self.ready:
                 raise _Unreadable
             return
         kind = record["type"]
-        if line == 1:
+        if not self.ready:
             self._header(record)
             return
         if self.interrupted is not None:
@@ -213,6 +221,7 @@ class _Replay:
             )
         self.streams = seeding.DealStreams(self.seed)
         self.points = [0] * self.rules.seats
+        self.ready = True
 
     # --- deals and turns ----------------------------------------------------------------
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from arena.check import check_results, verify
-from arena.eventlog import LogError, read_log
+from arena.check import check_file, check_results
+from arena.eventlog import LogError
 from arena.plugins import PluginHost
 
 SHOWN_PER_LOG = 20
@@ -37,12 +37,11 @@ def run(args: argparse.Namespace, host: PluginHost) -> int:
     failed = False
     for path in args.logs:
         try:
-            records = read_log(path)
+            records, violations = check_file(path, registry=host.registry, partial=args.partial)
         except LogError as exc:
             print(exc)
             failed = True
             continue
-        violations = verify(records, registry=host.registry, partial=args.partial)
         if args.results:
             violations += check_results(path, args.results)
         for violation in violations[:SHOWN_PER_LOG]:
