@@ -27,27 +27,15 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="policies to draw tables from; repeat or comma-separate (required)",
     )
     league.add_argument(
-        "--tables", type=bounded(int, 1), default=10, help="tables to draw, >= 1 (default 10)"
+        "--tables", type=bounded(int, 1), default=10, help="tables: >= 1 (default 10)"
     )
+    league.add_argument("--seed", type=bounded(int, 0), default=0, help="seed, >= 0 (default 0)")
+    league.add_argument("--duplicate", action="store_true", help="all seat rotations (default off)")
     league.add_argument(
-        "--seed", type=bounded(int, 0), default=0, help="master seed, >= 0 (default 0)"
+        "--workers", type=bounded(int, 1), default=1, help="processes: >= 1 (default 1)"
     )
-    league.add_argument(
-        "--duplicate",
-        action="store_true",
-        help="replay each table under every seat rotation (default off)",
-    )
-    league.add_argument(
-        "--workers", type=bounded(int, 1), default=1, help="parallel processes, >= 1 (default 1)"
-    )
-    league.add_argument(
-        "--db",
-        default="league.sqlite",
-        help="SQLite results file, resumable (default league.sqlite)",
-    )
-    league.add_argument(
-        "--json", action="store_true", help="print the standings as JSON (default: table)"
-    )
+    league.add_argument("--db", default="league.sqlite", help="SQLite file (default league.sqlite)")
+    league.add_argument("--json", action="store_true", help="standings as JSON (default: table)")
     league.set_defaults(run=run)
 
 
