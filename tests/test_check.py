@@ -17,8 +17,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_properties import requests
 
 from arena.check import check_results, distinct_episodes, load_checked, verify
 from arena.cli import main
@@ -471,3 +472,12 @@ def test_violations_name_the_files_own_line_numbers_across_blank_lines(dice_reco
     path.write_text("".join(text[:3]) + "\n\n" + "".join(text[3:]))  # two blank lines
     with pytest.raises(LogError, match=rf"spaced\.jsonl:{line + 2}: {rule}: "):
         load_checked(path)
+
+
+@settings(max_examples=40)
+@given(request=requests())
+def test_every_log_the_engine_writes_passes_the_check(misbehaving_host, request):
+    # No false alarms: random modes, table sizes, caps and talk, with a seat that breaks
+    # rule 11 on purpose (rejections, faults, fallbacks) and token usage lines.
+    _, records = run_episode(misbehaving_host, request, environ={})
+    assert verify(records, registry=misbehaving_host.registry) == []
