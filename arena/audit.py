@@ -28,9 +28,8 @@ from pathlib import Path
 from typing import Any
 
 import structlog
-from rich.table import Table
 
-from arena.eventlog import LogError, read_log
+from arena.eventlog import LogError
 from arena.events import Audit, EpisodeSettled, to_line
 from arena.plugins import Reporter
 from arena.store import league_results
@@ -69,14 +68,14 @@ def failures(sections: dict[str, Any]) -> list[str]:
     return [f"{name}: {section}" for name, section in sections.items() if _failed(section)]
 
 
-def logged_episodes(reporters: Iterable[Reporter], paths: Iterable[str | Path]) -> list[dict]:
-    """Saved logs as the results a league would have stored: seats and audit."""
+def logged_episodes(
+    reporters: Iterable[Reporter], logs: Iterable[list[dict[str, Any]]]
+) -> list[dict]:
+    """Saved logs' records as the results a league would have stored: seats and audit."""
     reporters = list(reporters)
-    episodes = []
-    for path in paths:
-        records = read_log(path)
-        episodes.append({"seats": records[0]["seats"], "audit": run_audit(reporters, records)})
-    return episodes
+    return [
+        {"seats": records[0]["seats"], "audit": run_audit(reporters, records)} for records in logs
+    ]
 
 
 def league_episodes(path: str | Path) -> list[dict]:
@@ -112,62 +111,6 @@ def audit_events(sections: dict[str, Any]) -> list[Audit]:
 def audit_json(sections: dict[str, Any]) -> str:
     """``arena audit --json``: the episode's ``results.audit`` re-serialised the same way."""
     return json.dumps(sections, indent=2)
-
-
-def audit_tables(
-    sections: dict[str, Any], labels: list[str], self_pairs: bool = False
-) -> list[Table | str]:
-    """A readable form: one row per ordered pair for every matrix section, one row per
-    seat for every per-seat list, and the other sections as JSON lines.
-
-    ``labels`` name the rows and columns: slots for one episode, policies for a pool,
-    where ``self_pairs`` keeps the diagonal (two seats of one policy face each other).
-    """
-    seats = len(labels)
-    matrices = {n: v for n, v in sections.items() if _is_matrix(v, seats)}
-    per_seat = {n: v for n, v in sections.items() if _is_row(v, seats) and n not in matrices}
-    pairs = Table(title="per ordered pair (a faces b's bids)")
-    for column in ("a", "b", *matrices):
-        pairs.add_column(column, justify="right")
-    for a, first in enumerate(labels):
-        for b, second in enumerate(labels):
-            if a != b or self_pairs:
-                pairs.add_row(first, second, *(_cell(v[a][b]) for v in matrices.values()))
-    seat_table = Table(title="per seat")
-    for column in ("seat", *per_seat):
-        seat_table.add_column(column, justify="right")
-    for index, label in enumerate(labels):
-        seat_table.add_row(label, *(_cell(v[index]) for v in per_seat.values()))
-    rest = [
-        f"{name}: {json.dumps(value)}"
-        for name, value in sections.items()
-        if name not in matrices and name not in per_seat
-    ]
-    return [pairs, seat_table, *rest]
-
-
-def _is_row(value: Any, seats: int) -> bool:
-    return (
-        isinstance(value, list)
-        and len(value) == seats
-        and not any(isinstance(x, (list, dict)) for x in value)
-    )
-
-
-def _is_matrix(value: Any, seats: int) -> bool:
-    return (
-        isinstance(value, list)
-        and len(value) == seats
-        and all(_is_row(row, seats) for row in value)
-    )
-
-
-def _cell(value: Any) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, float):
-        return f"{value:.3f}"
-    return str(value)
 
 
 def rewrite_audit_tail(path: str | Path, events: list[Audit]) -> None:

@@ -10,6 +10,7 @@ then the bayes baseline moves for it (rule 11).
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Sequence
 
@@ -49,7 +50,7 @@ class EpisodeConfig:
     seed: int = attrs.field()
     deals: int = attrs.field(default=20)
     talk: bool = False
-    clock: float | None = None
+    clock: float | None = attrs.field(default=None)
     """Seconds of wall time; checked at deal boundaries (rule 9)."""
 
     @seed.validator
@@ -61,6 +62,11 @@ class EpisodeConfig:
     def _check_deals(self, _attribute, value):
         if value < 1:
             raise ValueError(f"deals must be >= 1, got {value}")
+
+    @clock.validator
+    def _check_clock(self, _attribute, value):
+        if value is not None and not (math.isfinite(value) and value > 0):
+            raise ValueError(f"the clock must be finite positive seconds, got {value}")
 
 
 @attrs.define
@@ -191,9 +197,7 @@ class Engine:
 
     def _deal_hands(self, number: int) -> tuple[tuple[int, ...], ...]:
         """Rule 1: the hands of deal d depend only on (seed, d)."""
-        rng = self.deal_streams.for_deal(number)
-        mode = self.rules.mode
-        return tuple(mode.draw_hand(rng) for _ in range(self.rules.seats))
+        return self.deal_streams.hands(number, self.rules.seats, self.rules.mode.draw_hand)
 
     def _apply_bid(self, deal: _Deal, slot: int, bid: Bid, fallback: bool) -> None:
         published = self._publish(deal, slot, bid.say)

@@ -170,6 +170,18 @@ class Audit(Event):
     """The flag as it appears in ``results.audit``."""
 
 
+@attrs.frozen
+class Interrupted(Event):
+    """Last line of a log the run could not finish: a signal, or a failed write.
+
+    Its presence tells a reader the log was stopped, not that it is still being written.
+    """
+
+    TYPE: ClassVar[str] = "interrupted"
+    reason: str
+    """``SIGINT``, ``SIGTERM``, or ``write error: ...``."""
+
+
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.TYPE: cls
     for cls in (
@@ -182,6 +194,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         ChallengeMade,
         EpisodeSettled,
         Audit,
+        Interrupted,
     )
 }
 

@@ -25,10 +25,12 @@ def register_modes(register):
 
 @hookspec
 def register_seats(register):
-    """Register seat policies: ``register(name, factory, description=..., stochastic=...)``.
+    """Register seat policies: ``register(name, factory, description=..., stochastic=...,
+    argument=...)``.
 
     ``factory(context)`` receives an :class:`arena.seats.SeatContext` and returns an
-    object with ``decide(view) -> reply``.
+    object with ``decide(view) -> reply``. ``argument`` says what ``name:ARG`` means;
+    without it the seat takes no argument and a spec that gives one is refused.
     """
 
 

@@ -71,6 +71,8 @@ class SeatType:
     description: str = ""
     stochastic: bool = False
     source: str = ""
+    argument: str | None = None
+    """What the ``name:ARG`` part means, or ``None``: the seat takes no argument."""
 
 
 @attrs.frozen
@@ -154,8 +156,9 @@ class PluginHost:
         def register_mode(mode: Mode) -> None:
             _put(reg.modes, mode.name, (mode, source), source)
 
-        def register_seat(name, factory, description="", stochastic=False) -> None:
-            _put(reg.seats, name, SeatType(name, factory, description, stochastic, source), source)
+        def register_seat(name, factory, description="", stochastic=False, argument=None) -> None:
+            seat = SeatType(name, factory, description, stochastic, source, argument)
+            _put(reg.seats, name, seat, source)
 
         def register_talk_filter(name, apply, order=100) -> None:
             _put(reg.talk_filters, name, TalkFilter(name, apply, order, source), source)

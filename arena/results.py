@@ -62,6 +62,8 @@ class Results:
     seats: tuple[SeatResult, ...]
     audit: dict[str, Any] | None = None
     """Diagnostics from the audit reporters; never part of any score."""
+    log_sha256: str | None = None
+    """SHA-256 of the event log's bytes these results describe (``arena check --results``)."""
 
     @property
     def points(self) -> list[int]:
@@ -93,6 +95,8 @@ class Results:
             data["usage"] = self.usage
         if self.audit is not None:
             data["audit"] = self.audit
+        if self.log_sha256 is not None:
+            data["logSha256"] = self.log_sha256
         return data
 
 

@@ -17,10 +17,11 @@ import structlog
 
 from arena import seeding
 from arena.audit import audit_events, run_audit
+from arena.check.digest import log_digest
 from arena.engine import Engine, EpisodeConfig
-from arena.eventlog import EventLog
+from arena.eventlog import EventLog, LogExists
 from arena.events import Event
-from arena.plugins import PluginHost, Registry
+from arena.plugins import PluginHost, Registry, SeatType, UnknownName
 from arena.results import Results, SeatResult, usage_by_slot
 from arena.rules import DEFAULT_MAX_BIDS, TableRules
 from arena.sandbox import SandboxedSeat, SandboxPolicy
@@ -37,6 +38,20 @@ class SetupError(ValueError):
     """The table cannot be built as asked; the message is one line for the user."""
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, delivered like Ctrl-C so that both stop an episode the same way."""
+
+
+class EpisodeInterrupted(Exception):
+    """The episode was stopped by a signal; ``log`` is where its partial log was left."""
+
+    def __init__(self, reason: str, log: Path | None):
+        where = f"; the partial log is {log}" if log is not None else ""
+        super().__init__(f"interrupted ({reason}){where}")
+        self.reason = reason
+        self.log = log
+
+
 @attrs.frozen
 class EpisodeRequest:
     """What the user asked for, by name."""
@@ -51,16 +66,35 @@ class EpisodeRequest:
     clock: float | None = None
 
 
-def scripted_default(environ: Mapping[str, str] = os.environ) -> SeatSpec:
-    """PLAYER_SCRIPTED names the policy that fills seats not otherwise given."""
-    return SeatSpec.parse(environ.get("PLAYER_SCRIPTED", DEFAULT_SCRIPTED) or DEFAULT_SCRIPTED)
+def scripted_default(
+    environ: Mapping[str, str] = os.environ, registry: Registry | None = None
+) -> SeatSpec:
+    """PLAYER_SCRIPTED names the policy that fills seats not otherwise given.
+
+    A bad value is a :class:`SetupError` that names the variable, since the user never
+    typed it on this command line; with ``registry`` the name must be a known seat.
+    """
+    text = environ.get("PLAYER_SCRIPTED", DEFAULT_SCRIPTED) or DEFAULT_SCRIPTED
+    try:
+        spec = SeatSpec.parse(text)
+        if registry is not None:
+            _refuse_unwanted_arg(registry.seat(spec.name), spec)
+    except (ValueError, UnknownName) as exc:
+        raise SetupError(f"PLAYER_SCRIPTED={text!r}: {exc}") from None
+    return spec
 
 
-def table_specs(request: EpisodeRequest, environ: Mapping[str, str] = os.environ) -> list[SeatSpec]:
+def table_specs(
+    request: EpisodeRequest,
+    environ: Mapping[str, str] = os.environ,
+    registry: Registry | None = None,
+) -> list[SeatSpec]:
     given = list(request.seat_specs)
     if len(given) > request.seats:
         raise SetupError(f"{len(given)} seats given for a {request.seats}-seat table (use --seats)")
-    return given + [scripted_default(environ)] * (request.seats - len(given))
+    if len(given) == request.seats:
+        return given
+    return given + [scripted_default(environ, registry)] * (request.seats - len(given))
 
 
 def run_episode(
@@ -70,17 +104,21 @@ def run_episode(
     environ: Mapping[str, str] = os.environ,
     on_record: Callable[[dict], None] | None = None,
     local_seats: Mapping[str, Callable[[SeatContext], Seat]] | None = None,
+    *,
+    force: bool = False,
 ) -> tuple[Results, list[dict]]:
     """Play one episode; returns the results and the full event log's records.
 
     ``on_record`` is handed every record, full information, as a log reader would
     parse it, the moment it is logged (a live display filters it for whoever
     watches). ``local_seats`` maps seat names to factories the caller supplies
-    itself, e.g. the table server's browser seats.
+    itself, e.g. the table server's browser seats. The log at ``log_path`` is
+    never clobbered unless ``force`` (see :class:`EventLog`). A signal raises
+    :class:`EpisodeInterrupted`; a failed write ``LogWriteError``.
     """
     registry = host.registry
     config = build_config(registry, request)
-    specs = table_specs(request, environ)
+    specs = table_specs(request, environ, registry)
     fallbacks = [_fallback_seat(config, slot) for slot in range(config.rules.seats)]
     filters = [f.apply for f in registry.ordered_talk_filters()]
     policies = tuple(str(spec) for spec in specs)
@@ -92,7 +130,8 @@ def run_episode(
                 seats.append(build_seat(registry, config, slot, spec, policies, local))
             else:
                 seats.append(_table_seat(host, config, slot, spec, policies, environ))
-        with _open_log(log_path) as event_log:
+        event_log = _open_log(log_path, force)
+        try:
             emit = event_log.emit if on_record is None else _tee(event_log, on_record)
             engine = Engine(config, seats, policies, fallbacks, emit, filters)
             outcome = engine.play()
@@ -101,6 +140,10 @@ def run_episode(
             for event in audit_events(audit):  # flags go to the tail, after `result`
                 event_log.emit(event)
                 records.append(event.to_record())
+        except KeyboardInterrupt as stop:
+            reason = "SIGTERM" if isinstance(stop, Terminated) else "SIGINT"
+            raise EpisodeInterrupted(reason, event_log.interrupt(reason)) from None
+        event_log.close()
     finally:
         for seat in seats:
             if hasattr(seat, "close"):
@@ -122,7 +165,13 @@ def run_episode(
         for slot, (spec, tally) in enumerate(zip(specs, outcome.tallies, strict=True))
     )
     results = Results(
-        request.seed, request.mode, outcome.status, outcome.deals_played, seat_results, audit
+        request.seed,
+        request.mode,
+        outcome.status,
+        outcome.deals_played,
+        seat_results,
+        audit,
+        log_sha256=log_digest(event_log.text().encode("utf-8")),
     )
     return results, records
 
@@ -181,7 +230,12 @@ def _table_seat(
     environ: Mapping[str, str],
 ):
     """A seat as it will sit at the table: third-party policies go into the sandbox."""
-    source = host.registry.seat(spec.name).source
+    seat_type = host.registry.seat(spec.name)
+    try:
+        _refuse_unwanted_arg(seat_type, spec)
+    except ValueError as exc:
+        raise SetupError(f"seat {slot} ({spec}): {exc}") from None
+    source = seat_type.source
     if host.trust(source) != "third-party":
         return build_seat(host.registry, config, slot, spec, policies)
     try:
@@ -216,11 +270,19 @@ def _tee(event_log: EventLog, on_record: Callable[[dict], None]) -> Callable[[Ev
     return emit
 
 
-def _open_log(log_path: str | Path | None) -> EventLog:
+def _open_log(log_path: str | Path | None, force: bool) -> EventLog:
     try:
-        return EventLog(log_path)
+        return EventLog(log_path, force=force)
+    except LogExists as exc:
+        raise SetupError(str(exc)) from None
     except OSError as exc:
         raise SetupError(f"cannot write event log {log_path}: {exc.strerror or exc}") from None
+
+
+def _refuse_unwanted_arg(seat_type: SeatType, spec: SeatSpec) -> None:
+    """A ``name:ARG`` spec for a seat that declared no argument would silently drop ARG."""
+    if spec.arg is not None and seat_type.argument is None:
+        raise ValueError(f"seat {spec.name!r} takes no argument (got {spec.arg!r})")
 
 
 def _fallback_seat(config: EpisodeConfig, slot: int):

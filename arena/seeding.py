@@ -12,6 +12,8 @@ and jumps it ahead to each deal's own stretch instead.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 TABLE_ORDER = 0
@@ -48,6 +50,13 @@ class DealStreams:
         self._bits.state = self._start
         self._bits.advance(deal * self.STRIDE)
         return self._generator
+
+    def hands(
+        self, deal: int, seats: int, draw: Callable[[np.random.Generator], tuple[int, ...]]
+    ) -> tuple[tuple[int, ...], ...]:
+        """Rule 1: deal ``deal``'s hands in slot order, each from ``draw`` (a mode's draw_hand)."""
+        rng = self.for_deal(deal)
+        return tuple(draw(rng) for _ in range(seats))
 
 
 _WORD = 1 << 64

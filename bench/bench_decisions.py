@@ -58,7 +58,7 @@ def arena_workload(host, mode: str, seats: tuple[str, ...], deals: int, max_bids
         request = EpisodeRequest(
             mode=mode, seed=seed, deals=deals, seats=len(seats), seat_specs=specs, max_bids=max_bids
         )
-        _results, records = run_episode(host, request, log_path=log_path, environ={})
+        _results, records = run_episode(host, request, log_path=log_path, environ={}, force=True)
         return sum(1 for r in records if r["type"] in ("bid", "challenge"))
 
     return play

@@ -182,7 +182,7 @@ def play_grid(directory: Path) -> int:
     for name, request in episodes():
         current["digest"] = ViewDigest()
         results, _records = run_episode(
-            host, request, log_path=directory / f"{name}.jsonl", environ={}
+            host, request, log_path=directory / f"{name}.jsonl", environ={}, force=True
         )
         document = {"results": results.to_json(), "views": current["digest"].hash.hexdigest()}
         (directory / f"{name}.json").write_text(json.dumps(document, indent=1) + "\n")

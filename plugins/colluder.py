@@ -81,4 +81,5 @@ def register_seats(register):
         description="TEST/CALIBRATION ONLY: bayes that waves its partners' bids through "
         "(colluder: seats of its own spec; colluder:SPEC: seats of SPEC).",
         stochastic=True,
+        argument="the partners' seat SPEC",
     )

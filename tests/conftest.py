@@ -6,6 +6,8 @@ positions and tables by hand lives in ``plugins_for_tests.harness``.
 
 from __future__ import annotations
 
+import os
+
 import pytest
 import structlog
 from hypothesis import settings
@@ -17,8 +19,12 @@ from arena.plugins import PluginHost, load
 pytest_plugins = ["browser"]
 
 # Episodes are fast but uneven; a per-example deadline would only add flakiness.
-settings.register_profile("arena", deadline=None, database=None)
-settings.load_profile("arena")
+# `ci` (the default) is derandomised: every run sees the same examples, so a failure
+# reproduces and a pass means the same thing twice. `explore` draws new examples each
+# run and remembers failing ones: HYPOTHESIS_PROFILE=explore python -m pytest ...
+settings.register_profile("ci", deadline=None, database=None, derandomize=True)
+settings.register_profile("explore", deadline=None, max_examples=500)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 @pytest.fixture(scope="session")

@@ -34,15 +34,25 @@ def test_the_readable_form_has_a_row_per_ordered_pair_and_per_seat(played, capsy
     assert main(["audit", str(path)]) == 0
     out = capsys.readouterr().out
     assert "per ordered pair" in out and "per seat" in out
-    assert "power: " + json.dumps(results["audit"]["power"]) in out.replace("\n", "")
     assert "expLoss" in out and "bluffRate" in out
+    # No raw JSON: the power figures are rows of a figure/value table.
+    assert "{" not in out and "[" not in out
+    rows = {line.split("│")[1].strip(): line.split("│")[2].strip() for line in out.splitlines()
+            if line.count("│") == 3}  # fmt: skip
+    assert rows["decisions"] == str(results["audit"]["power"]["decisions"])
+    assert rows["pairs"] == "12"  # 4 seats: 4 x 3 ordered pairs
 
 
-def test_a_hand_built_log_is_audited_from_its_file(tmp_path, capsys):
+def test_a_hand_built_log_is_audited_from_its_file_only_unchecked(tmp_path, capsys):
+    # Its hands and table order were written by hand, not dealt from seed 0: the checked
+    # reader refuses it at line 1 (the table order), --unchecked reads it and says so.
     path = tmp_path / "hand.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in DICE))
-    assert main(["audit", str(path), "--json"]) == 0
+    assert main(["audit", str(path), "--json"]) == 2
+    assert f"{path}:1: rule 1: table order" in capsys.readouterr().err
+    assert main(["audit", str(path), "--json", "--unchecked"]) == 0
     audit = json.loads(capsys.readouterr().out)
+    assert audit.pop("logCheck") == "unchecked"
     assert audit["faced"] == [[0, 0, 0, 1], [1, 0, 0, 0], [0, 2, 0, 0], [0, 0, 2, 0]]
     assert audit["power"]["decisions"] == 9
 
@@ -72,9 +82,9 @@ def test_append_writes_the_flags_after_result_and_never_twice(tmp_path, capsys):
     stale = {"type": "audit", "reporter": "flags", "flag": {"flag": "old", "slots": [0, 1]}}
     play_lines = "".join(json.dumps(r) + "\n" for r in DICE)
     path.write_text(play_lines + json.dumps(stale) + "\n")
-    assert main(["audit", str(path), "--append", "--json"]) == 0
+    assert main(["audit", str(path), "--append", "--json", "--unchecked"]) == 0
     assert path.read_text() == play_lines
-    assert main(["audit", str(path), "--append"]) == 0
+    assert main(["audit", str(path), "--append", "--unchecked"]) == 0
     assert path.read_text() == play_lines
 
 
@@ -90,7 +100,7 @@ def test_append_keeps_play_lines_byte_for_byte_and_adds_one_line_per_flag(tmp_pa
     play_lines = "".join(json.dumps(r) + "\n" for r in DICE)
     path.write_text(play_lines)
     for _ in range(2):
-        assert main(["audit", str(path), "--append"]) == 0
+        assert main(["audit", str(path), "--append", "--unchecked"]) == 0
         lines = path.read_text().splitlines(keepends=True)
         assert "".join(lines[: len(DICE)]) == play_lines
         tail = [json.loads(line) for line in lines[len(DICE) :]]
@@ -103,6 +113,6 @@ def test_append_keeps_play_lines_byte_for_byte_and_adds_one_line_per_flag(tmp_pa
 def test_append_refuses_a_log_without_a_result_line(tmp_path, capsys):
     path = tmp_path / "unfinished.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in DICE[:-1]))
-    assert main(["audit", str(path), "--append"]) == 2
+    assert main(["audit", str(path), "--append", "--unchecked"]) == 2
     assert "no result line" in capsys.readouterr().err
     assert path.read_text() == "".join(json.dumps(r) + "\n" for r in DICE[:-1])

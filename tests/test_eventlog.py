@@ -3,9 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
 
 import pytest
 
+from arena.check import load_checked
+from arena.cli import main
 from arena.eventlog import EventLog, LogError, read_log
 from arena.events import (
     EVENT_TYPES,
@@ -16,6 +24,7 @@ from arena.events import (
     EpisodeSettled,
     EpisodeStarted,
     Fault,
+    Interrupted,
     Rejected,
     SeatEntry,
     Usage,
@@ -43,6 +52,7 @@ SAMPLES = [
     ChallengeMade(0, 0, 1, 2, 6, 3, False, True, 1, 0, None, None, None),
     EpisodeSettled("complete", 1, (-1, 1), (0.0, 1.0)),
     Audit("flags", {"kind": "soft-play", "pair": [0, 1]}),
+    Interrupted("SIGINT"),
 ]
 
 
@@ -77,13 +87,14 @@ def test_written_log_reads_back_record_for_record(tmp_path):
 
 def test_the_file_is_flushed_at_each_deal_boundary(tmp_path):
     # A crash loses at most the deal in progress: after a challenge resolves, the file on
-    # disk holds everything up to it, before the log is closed.
+    # disk holds everything up to it, before the log is closed (as NAME.part until then).
     path = tmp_path / "episode.jsonl"
     log = EventLog(path)
     try:
         for event in SAMPLES[:7]:  # up to and including the challenge
             log.emit(event)
-        on_disk = path.read_text(encoding="utf-8").splitlines()
+        assert not path.exists()
+        on_disk = (tmp_path / "episode.jsonl.part").read_text(encoding="utf-8").splitlines()
         assert [json.loads(line)["type"] for line in on_disk][-1] == "challenge"
         assert len(on_disk) == 7
     finally:
@@ -166,3 +177,129 @@ def test_a_record_missing_fields_is_named_in_the_logs_own_keys(tmp_path):
     path.write_text('{"type":"result","status":"complete","points":[0],"score":[0.5]}\n')
     with pytest.raises(LogError, match=r"missing \['dealsPlayed'\]"):
         read_log(path)
+
+
+# --- never lost, never clobbered ------------------------------------------------------------
+
+
+def arena_process(args: list[str], cwd) -> subprocess.Popen:
+    """The real ``arena`` command in its own process, so that signals reach it alone."""
+    environ = {k: v for k, v in os.environ.items() if k != "PLAYER_SCRIPTED"}
+    return subprocess.Popen(
+        [sys.executable, "-m", "arena.cli", *args],
+        cwd=cwd,
+        env=environ,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def assert_stopped_log(path, reason: str) -> list[dict]:
+    """The file ends at a line boundary with the ``interrupted`` line last; it checks as partial."""
+    text = path.read_text(encoding="utf-8")
+    assert text.endswith("\n")
+    records = [json.loads(line) for line in text.splitlines()]
+    assert records[-1] == {"type": "interrupted", "reason": reason}
+    assert all(r["type"] != "result" for r in records)
+    assert load_checked(path, partial=True) == records
+    with pytest.raises(LogError, match=r":\d+: complete: no result line: the log was interrupted"):
+        load_checked(path)
+    return records
+
+
+@pytest.mark.parametrize("signal_number", [signal.SIGINT, signal.SIGTERM], ids=["INT", "TERM"])
+def test_a_signal_leaves_a_marked_partial_log_and_the_cli_says_where(tmp_path, signal_number):
+    # 200,000 deals take minutes: the signal arrives mid-episode, once the first deals are out.
+    process = arena_process(["play", "--deals", "200000", "--log", "ep.jsonl"], tmp_path)
+    part = tmp_path / "ep.jsonl.part"
+    deadline = time.monotonic() + 60
+    while not (part.exists() and part.stat().st_size > 10_000):
+        assert process.poll() is None and time.monotonic() < deadline
+        time.sleep(0.05)
+    process.send_signal(signal_number)
+    out, err = process.communicate(timeout=60)
+    name = signal.Signals(signal_number).name
+    assert process.returncode == 130
+    assert err == f"arena: interrupted ({name}); the partial log is ep.jsonl.part\n"
+    assert not (tmp_path / "ep.jsonl").exists()  # never given the finished log's name
+    assert_stopped_log(part, name)
+
+
+def test_an_existing_log_is_refused_unless_forced(tmp_path, capsys):
+    path = tmp_path / "kept.jsonl"
+    path.write_text("precious\n")
+    assert main(["play", "--deals", "1", "--log", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err == f"arena: error: {path} exists; use --force to overwrite it\n"
+    assert path.read_text() == "precious\n"
+    assert not (tmp_path / "kept.jsonl.part").exists()
+
+    assert main(["play", "--deals", "1", "--log", str(path), "--force"]) == 0
+    capsys.readouterr()
+    assert load_checked(path)[0]["type"] == "episode"
+    assert not (tmp_path / "kept.jsonl.part").exists()
+
+
+def test_a_leftover_part_file_is_refused_unless_forced(tmp_path, capsys):
+    part = tmp_path / "ep.jsonl.part"
+    part.write_text("an earlier, unfinished log\n")
+    assert main(["play", "--deals", "1", "--log", str(tmp_path / "ep.jsonl")]) == 2
+    assert f"{part} exists (an unfinished log?)" in capsys.readouterr().err
+    assert part.read_text() == "an earlier, unfinished log\n"
+    assert main(["play", "--deals", "1", "--log", str(tmp_path / "ep.jsonl"), "--force"]) == 0
+    assert not part.exists() and (tmp_path / "ep.jsonl").exists()
+
+
+def test_the_log_has_its_name_only_once_settled(tmp_path):
+    path = tmp_path / "ep.jsonl"
+    log = EventLog(path)
+    for event in SAMPLES[:8]:
+        log.emit(event)
+    assert not path.exists()
+    log.close()
+    assert path.read_text(encoding="utf-8") == log.text()
+    assert not (tmp_path / "ep.jsonl.part").exists()
+
+
+def test_log_to_dev_full_is_one_error_line_and_exit_1(capsys):
+    assert main(["play", "--deals", "2", "--log", "/dev/full"]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == (
+        "arena: error: cannot write event log /dev/full: No space left on device\n"
+    )
+
+
+@pytest.fixture
+def tiny_disk(tmp_path):
+    """A 16 KiB tmpfs: room for a few dozen deals, then ENOSPC."""
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip("mounting a tmpfs needs root and mount(8)")
+    mountpoint = tmp_path / "tiny"
+    mountpoint.mkdir()
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", str(mountpoint)],
+        capture_output=True,
+        text=True,
+    )
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
+    try:
+        yield mountpoint
+    finally:
+        subprocess.run(["umount", str(mountpoint)], check=True)
+
+
+def test_a_full_disk_is_one_error_line_and_a_marked_log(tiny_disk, tmp_path):
+    path = tiny_disk / "ep.jsonl"
+    process = arena_process(["play", "--deals", "500", "--log", str(path)], tmp_path)
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 1
+    assert out == ""
+    assert err == f"arena: error: cannot write event log {path}.part: No space left on device\n"
+    records = assert_stopped_log(
+        tiny_disk / "ep.jsonl.part", "write error: No space left on device"
+    )
+    assert records[-2]["type"] == "challenge"  # what is left is whole deals
+    assert not path.exists()

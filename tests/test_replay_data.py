@@ -90,9 +90,22 @@ def _embedded_json(page: str) -> str:
 def test_replay_writes_beside_the_log_by_default(tmp_path, capsys):
     log = tmp_path / "ep.jsonl"
     log.write_text("".join(json.dumps(r) + "\n" for r in hand_made_log()))
-    assert main(["replay", str(log)]) == 0
+    # The hand-made hands are not the seed's deal: only an unchecked read replays them,
+    # and the page says so.
+    assert main(["replay", str(log), "--unchecked"]) == 0
     assert capsys.readouterr().out.strip() == str(tmp_path / "ep.html")
-    assert (tmp_path / "ep.html").read_text().startswith("<!doctype html>")
+    page = (tmp_path / "ep.html").read_text()
+    assert page.startswith("<!doctype html>") and "<title>UNCHECKED: " in page
+
+
+def test_a_log_that_fails_the_check_is_refused_with_its_first_violation(tmp_path, capsys):
+    log = tmp_path / "ep.jsonl"
+    log.write_text("".join(json.dumps(r) + "\n" for r in hand_made_log()))
+    assert main(["replay", str(log)]) == 2
+    err = capsys.readouterr().err
+    # Seed 0's table order is not the hand-made log's 0, 1, 2, 3 (rule 1).
+    assert err.startswith(f"arena: error: {log}:1: rule 1: table order") and err.count("\n") == 1
+    assert not (tmp_path / "ep.html").exists()
 
 
 @pytest.mark.parametrize(
@@ -114,7 +127,8 @@ def test_bad_logs_get_one_error_line(tmp_path, capsys, lines, message):
         lines = [records[0], records[2]]
     if lines is not None:
         log.write_text("".join((x if isinstance(x, str) else json.dumps(x)) + "\n" for x in lines))
-    assert main(["replay", str(log), "-o", str(tmp_path / "out.html")]) == 2
+    args = ["replay", str(log), "-o", str(tmp_path / "out.html"), "--unchecked"]
+    assert main(args) == 2
     err = capsys.readouterr().err
     assert err.startswith("arena: error: ") and message in err and err.count("\n") == 1
     assert not (tmp_path / "out.html").exists()
@@ -123,6 +137,7 @@ def test_bad_logs_get_one_error_line(tmp_path, capsys, lines, message):
 def test_an_unwritable_output_is_one_error_line(tmp_path, capsys):
     log = tmp_path / "ep.jsonl"
     log.write_text("".join(json.dumps(r) + "\n" for r in hand_made_log()))
-    assert main(["replay", str(log), "-o", str(tmp_path / "missing" / "out.html")]) == 2
+    args = ["replay", str(log), "-o", str(tmp_path / "missing" / "out.html"), "--unchecked"]
+    assert main(args) == 2
     err = capsys.readouterr().err
     assert err.startswith("arena: error: cannot write ") and err.count("\n") == 1

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from rich.console import Console
 
 from arena.audit import (
     audit_events,
     audit_json,
-    audit_tables,
     failures,
     league_episodes,
     logged_episodes,
@@ -18,8 +18,11 @@ from arena.audit import (
     run_audit,
     run_pooled,
 )
-from arena.eventlog import LogError, read_log
+from arena.check import distinct_episodes
+from arena.cli.options import add_log_check_options, load_log, log_check_mark
+from arena.eventlog import LogError
 from arena.plugins import PluginHost
+from arena.render import audit_tables
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -32,17 +35,22 @@ def register(commands: argparse._SubParsersAction) -> None:
         metavar="LOG",
         help="event logs written by `arena play --log`; two or more are pooled by policy",
     )
-    audit.add_argument("--league", metavar="DB", help="pool a league's finished episodes by policy")
+    audit.add_argument(
+        "--league", metavar="DB", help="pool a league's finished episodes by policy (default: none)"
+    )
     audit.add_argument(
         "--json",
         action="store_true",
-        help="print results.audit exactly as the episode did (or the pooled audit as JSON)",
+        help="print results.audit exactly as the episode did, or the pooled audit, as JSON "
+        "(default: tables)",
     )
     audit.add_argument(
         "--append",
         action="store_true",
-        help="also write the flags to the log's tail as audit events (replacing any there)",
+        help="also write the flags to the log's tail as audit events, replacing any there "
+        "(default off)",
     )
+    add_log_check_options(audit)
     audit.set_defaults(run=run, parser=audit)
 
 
@@ -53,17 +61,31 @@ def run(args: argparse.Namespace, host: PluginHost) -> int:
         if args.append:
             args.parser.error("--append rewrites a single LOG")
         return _pooled(args, host)
-    records = read_log(args.logs[0])
+    records = load_log(args, host, args.logs[0])
     sections = run_audit(host.registry.reporters.values(), records)
     if args.append:
         rewrite_audit_tail(args.logs[0], audit_events(sections))
     if args.json:
-        print(audit_json(sections))
+        print(audit_json(_marked(args, sections)))
         return 0
     console = Console(soft_wrap=True)
+    _print_mark(args, console)
     for part in audit_tables(sections, [str(seat["slot"]) for seat in records[0]["seats"]]):
         console.print(part, highlight=False, markup=False)
     return 0
+
+
+def _marked(args: argparse.Namespace, document: dict) -> dict:
+    """The JSON output, with a ``logCheck`` key when the logs were not fully checked."""
+    mark = log_check_mark(args)
+    return {"logCheck": mark, **document} if mark else document
+
+
+def _print_mark(args: argparse.Namespace, console: Console) -> None:
+    if args.unchecked:
+        console.print("UNCHECKED: the logs were not verified against the rules", markup=False)
+    if args.partial:
+        console.print("PARTIAL: logs without a result line are included", markup=False)
 
 
 def _pooled(args: argparse.Namespace, host: PluginHost) -> int:
@@ -72,20 +94,27 @@ def _pooled(args: argparse.Namespace, host: PluginHost) -> int:
     if args.league:
         episodes = league_episodes(args.league)
     else:
-        episodes = logged_episodes(reporters, args.logs)
+        logs, duplicates = distinct_episodes(
+            (path, load_log(args, host, path)) for path in args.logs
+        )
+        for warning in duplicates:
+            print(f"arena: warning: {warning}", file=sys.stderr)
+        episodes = logged_episodes(reporters, [records for _, records in logs])
     pooled = run_pooled(reporters, episodes)
     failed = failures(pooled)
     if failed:
         source = args.league or ", ".join(args.logs)
         raise LogError(f"{source}: pooled audit failed ({'; '.join(failed)})")
     if args.json:
-        print(json.dumps(pooled, indent=2))
+        print(json.dumps(_marked(args, pooled), indent=2))
         return 0
     console = Console(soft_wrap=True)
+    _print_mark(args, console)
     for name, section in pooled.items():
         console.print(f"== {name}, pooled over {len(episodes)} episodes", markup=False)
         if not isinstance(section, dict) or "policies" not in section:
-            console.print(json.dumps(section), highlight=False, markup=False)
+            for part in audit_tables({name: section}, []):
+                console.print(part, highlight=False, markup=False)
             continue
         figures = {key: value for key, value in section.items() if key != "policies"}
         for part in audit_tables(figures, section["policies"], self_pairs=True):

@@ -24,16 +24,18 @@ def register(commands: argparse._SubParsersAction) -> None:
         type=seat_specs,
         required=True,
         metavar="SPEC",
-        help="policies to draw tables from; repeat or comma-separate",
+        help="policies to draw tables from; repeat or comma-separate (required)",
     )
-    league.add_argument("--tables", type=bounded(int, 1), default=10, help="tables to draw")
-    league.add_argument("--seed", type=bounded(int, 0), default=0, help="master seed")
     league.add_argument(
-        "--duplicate", action="store_true", help="replay each table under every seat rotation"
+        "--tables", type=bounded(int, 1), default=10, help="tables: >= 1 (default 10)"
     )
-    league.add_argument("--workers", type=bounded(int, 1), default=1, help="parallel processes")
-    league.add_argument("--db", default="league.sqlite", help="SQLite results file (resumable)")
-    league.add_argument("--json", action="store_true", help="print the standings as JSON")
+    league.add_argument("--seed", type=bounded(int, 0), default=0, help="seed, >= 0 (default 0)")
+    league.add_argument("--duplicate", action="store_true", help="all seat rotations (default off)")
+    league.add_argument(
+        "--workers", type=bounded(int, 1), default=1, help="processes: >= 1 (default 1)"
+    )
+    league.add_argument("--db", default="league.sqlite", help="SQLite file (default league.sqlite)")
+    league.add_argument("--json", action="store_true", help="standings as JSON (default: table)")
     league.set_defaults(run=run)
 
 

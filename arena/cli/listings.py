@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import textwrap
 
 from arena.cli.options import print_rows
 from arena.plugins import PluginHost
@@ -11,11 +12,15 @@ from arena_policies import shipped as shipped_policies
 
 def register(commands: argparse._SubParsersAction) -> None:
     policies = commands.add_parser("policies", help="list the shipped Claude policies")
-    policies.add_argument("--json", action="store_true", help="machine-readable output")
+    policies.add_argument(
+        "--json", action="store_true", help="machine-readable output (default: one line each)"
+    )
     policies.set_defaults(run=policies_command)
 
     plugins = commands.add_parser("plugins", help="list installed plugins")
-    plugins.add_argument("--json", action="store_true", help="machine-readable output")
+    plugins.add_argument(
+        "--json", action="store_true", help="machine-readable output (default: one line each)"
+    )
     plugins.set_defaults(run=plugins_command)
 
 
@@ -52,9 +57,25 @@ def plugins_command(args: argparse.Namespace, host: PluginHost) -> int:
     return print_rows(args, rows, _plugin_line)
 
 
+LISTING_WIDTH = 100
+"""``arena plugins`` wraps its lines to this many columns, whatever the names' lengths."""
+
+
 def _plugin_line(row: dict) -> str:
     status = f"BROKEN: {row['broken']}" if row["broken"] else ", ".join(row["hooks"])
     if row["reporters"]:
         status += f" (reporters: {', '.join(row['reporters'])})"
     name, dist, version = row["name"], row["distribution"] or "?", row["version"] or "?"
-    return f"{name:<12} {dist} {version} [{row['trust']}]  {status}"
+    head = textwrap.fill(
+        f"{name:<15} {dist} {version} [{row['trust']}]",
+        LISTING_WIDTH,
+        subsequent_indent=" " * 4,
+        break_on_hyphens=False,
+    )
+    return textwrap.fill(
+        status,
+        LISTING_WIDTH,
+        initial_indent=head + "  ",
+        subsequent_indent=" " * 4,
+        break_on_hyphens=False,
+    )

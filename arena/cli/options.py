@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 from collections.abc import Callable
 
 from rich.console import Console
 
+from arena.check import load_checked
+from arena.plugins import PluginHost
 from arena.rules import DEFAULT_MAX_BIDS, MAX_SEATS, MIN_SEATS
 from arena.runner import DEFAULT_SEATS, EpisodeRequest
 from arena.seats import SeatSpec
@@ -30,11 +33,15 @@ class Parser(argparse.ArgumentParser):
 
 
 def bounded(kind: Callable, low=None, high=None, *, above=None) -> Callable[[str], object]:
+    """A parser for numbers in a range; floats must also be finite (no nan, no inf)."""
+
     def parse(text: str):
         try:
             value = kind(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"not a {kind.__name__}: {text!r}") from None
+        if isinstance(value, float) and not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
         if low is not None and value < low or high is not None and value > high:
             span = f"{low}..{high}" if high is not None else f">= {low}"
             raise argparse.ArgumentTypeError(f"{value} is out of range {span}")
@@ -54,27 +61,37 @@ def seat_specs(text: str) -> list[SeatSpec]:
 
 def add_table_options(parser: argparse.ArgumentParser) -> None:
     """Options that shape every table: the same for one episode and for a league."""
-    parser.add_argument("--mode", default="dice", help="game mode plugin (dice, poker, ...)")
     parser.add_argument(
-        "--deals", type=bounded(int, 1), default=20, help="deals per episode (default 20)"
+        "--mode", default="dice", help="game mode plugin: dice, poker, ... (default dice)"
+    )
+    parser.add_argument(
+        "--deals", type=bounded(int, 1), default=20, help="deals per episode, >= 1 (default 20)"
     )
     parser.add_argument(
         "--seats",
         type=bounded(int, MIN_SEATS, MAX_SEATS),
         default=DEFAULT_SEATS,
-        help="table size",
+        help=f"table size, {MIN_SEATS}..{MAX_SEATS} (default {DEFAULT_SEATS})",
     )
     parser.add_argument(
-        "--max-bids", type=bounded(int, 1), default=DEFAULT_MAX_BIDS, help="bid cap per deal"
+        "--max-bids",
+        type=bounded(int, 1),
+        default=DEFAULT_MAX_BIDS,
+        help=f"bid cap per deal, >= 1 (default {DEFAULT_MAX_BIDS})",
     )
     parser.add_argument(
-        "--talk", action=argparse.BooleanOptionalAction, default=False, help="table talk"
+        "--talk",
+        action=argparse.BooleanOptionalAction,
+        default=False,
+        help="table talk (default off)",
     )
 
 
 def add_seating_options(parser: argparse.ArgumentParser, seat_help: str) -> None:
     """What one table has beyond its shape: the master seed and the seats by slot."""
-    parser.add_argument("--seed", type=bounded(int, 0), default=0, help="master seed (default 0)")
+    parser.add_argument(
+        "--seed", type=bounded(int, 0), default=0, help="master seed, >= 0 (default 0)"
+    )
     parser.add_argument(
         "--seat",
         dest="seat_specs",
@@ -107,3 +124,32 @@ def print_rows(args: argparse.Namespace, rows: list[dict], line: Callable[[dict]
     for row in rows:
         console.print(line(row), highlight=False, markup=False)
     return 0
+
+
+def add_log_check_options(parser: argparse.ArgumentParser) -> None:
+    """How a command that reads saved logs treats one that fails ``arena check``."""
+    parser.add_argument(
+        "--unchecked",
+        action="store_true",
+        help="skip `arena check`'s replay of the rules, for forensics; the output says so "
+        "(default: a log that fails the check is refused)",
+    )
+    parser.add_argument(
+        "--partial",
+        action="store_true",
+        help="read a log with no result line (e.g. interrupted); the output says so "
+        "(default: refused)",
+    )
+
+
+def load_log(args: argparse.Namespace, host: PluginHost, path: str) -> list[dict]:
+    """A saved log's records, verified first unless ``--unchecked`` (see ``arena check``)."""
+    return load_checked(
+        path, unchecked=args.unchecked, partial=args.partial, registry=host.registry
+    )
+
+
+def log_check_mark(args: argparse.Namespace) -> str | None:
+    """``unchecked``, ``partial``, both joined by ``+``, or None for a fully checked read."""
+    marks = [name for name in ("unchecked", "partial") if getattr(args, name)]
+    return "+".join(marks) or None

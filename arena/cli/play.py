@@ -25,13 +25,29 @@ def register(commands: argparse._SubParsersAction) -> None:
         "seat policy, by slot: name or name:arg; repeat or comma-separate. "
         "Unfilled seats play $PLAYER_SCRIPTED (default bayes)",
     )
-    play.add_argument("--clock", type=bounded(float, above=0), default=None, metavar="SECONDS")
-    play.add_argument("--log", metavar="PATH", help="write the full event log (JSON Lines) here")
-    play.add_argument("--json", action="store_true", help="print the results as JSON on stdout")
+    play.add_argument(
+        "--clock",
+        type=bounded(float, above=0),
+        default=None,
+        metavar="SECONDS",
+        help="episode clock: finite seconds > 0, checked at deal boundaries (default: none)",
+    )
+    play.add_argument(
+        "--log",
+        metavar="PATH",
+        help="write the full event log (JSON Lines) here, via PATH.part (default: not saved)",
+    )
+    play.add_argument(
+        "--force", action="store_true", help="overwrite an existing --log file (default: refuse)"
+    )
+    play.add_argument(
+        "--json", action="store_true", help="print the results as JSON on stdout (default: table)"
+    )
     play.add_argument(
         "--watch",
         action="store_true",
-        help="print each decision as it happens (bids, published talk, reveals, token use)",
+        help="print each decision as it happens (bids, published talk, reveals, token use; "
+        "default: one line per deal)",
     )
     play.set_defaults(run=run)
 
@@ -47,7 +63,9 @@ def run(args: argparse.Namespace, host: PluginHost) -> int:
     if people:
         viewer = people[0] if len(people) == 1 else None  # several at one keyboard: public only
         on_record = live_printer(host.registry.mode(request.mode), request.deals, viewer)
-    results, records = run_episode(host, request, log_path=args.log, on_record=on_record)
+    results, records = run_episode(
+        host, request, log_path=args.log, on_record=on_record, force=args.force
+    )
     warn_stand_ins(results)
     if args.json:
         print(json.dumps(results.to_json(), indent=2))

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from arena.eventlog import LogError, read_log
+from arena.cli.options import add_log_check_options, load_log, log_check_mark
+from arena.eventlog import LogError
 from arena.plugins import PluginHost
 from arena.web.replay import replay_html
 
@@ -18,21 +19,17 @@ def register(commands: argparse._SubParsersAction) -> None:
     replay.add_argument(
         "-o", "--output", metavar="FILE.html", help="where to write the page (default: LOG.html)"
     )
+    add_log_check_options(replay)
     replay.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace, host: PluginHost) -> int:
-    records = load_log(args.log)
+    records = load_log(args, host, args.log)
     output = Path(args.output) if args.output else Path(args.log).with_suffix(".html")
-    page = replay_html(records, host=host)
+    page = replay_html(records, host=host, caution=log_check_mark(args))
     try:
         output.write_text(page, encoding="utf-8")
     except OSError as exc:
         raise LogError(f"cannot write {output}: {exc.strerror or exc}") from None
     print(output)
     return 0
-
-
-def load_log(path: str) -> list[dict]:
-    """The one place the replay and ``arena show`` read a saved log."""
-    return read_log(path)

@@ -18,20 +18,30 @@ def register(commands: argparse._SubParsersAction) -> None:
     serve = commands.add_parser("serve", help="play in the browser (a local table server)")
     add_table_options(serve)
     add_seating_options(
-        serve, "seat by slot, as in arena play (human = you); the page can change them"
+        serve,
+        "seat by slot, as in arena play (human = you); the page can change them "
+        "(default: human, then $PLAYER_SCRIPTED)",
     )
     serve.add_argument("--host", default=LOOPBACK, help=f"address to bind (default {LOOPBACK})")
     serve.add_argument(
-        "--port", type=bounded(int, 0, 65535), default=8765, help="port (0: any free one)"
+        "--port",
+        type=bounded(int, 0, 65535),
+        default=8765,
+        help="port, 0..65535; 0: any free one (default 8765)",
     )
     serve.add_argument(
         "--turn-timeout",
         type=bounded(float, above=0),
         default=300.0,
         metavar="SECONDS",
-        help="a person who has not moved by then has left: rule 11 moves for them (default 300)",
+        help="seconds > 0: a person who has not moved by then has left; rule 11 moves "
+        "for them (default 300)",
     )
-    serve.add_argument("--log-dir", type=Path, help="write each table's event log here")
+    serve.add_argument(
+        "--log-dir",
+        type=Path,
+        help="write each table's event log here (default: kept in memory only)",
+    )
     serve.set_defaults(run=run)
 
 

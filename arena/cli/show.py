@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from arena.cli.options import add_log_check_options, load_log, log_check_mark
 from arena.cli.play import write_lines
-from arena.cli.replay import load_log
 from arena.plugins import PluginHost
 from arena.render import deal_lines, settled_lines
 
@@ -16,12 +16,16 @@ def register(commands: argparse._SubParsersAction) -> None:
     show.add_argument(
         "--decisions",
         action="store_true",
-        help="one line per decision, as `arena play --watch` prints them",
+        help="one line per decision, as `arena play --watch` prints them (default: per deal)",
     )
+    add_log_check_options(show)
     show.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace, host: PluginHost) -> int:
-    records = load_log(args.log)
+    records = load_log(args, host, args.log)
+    mark = log_check_mark(args)
+    if mark:
+        print(f"{mark.upper()}: this log was not fully verified against the rules")
     write_lines([*deal_lines(records, every_decision=args.decisions), *settled_lines(records)])
     return 0

@@ -36,15 +36,21 @@ _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
 _PENDING = {"rejected", "fault", "usage"}
 
 
-def replay_html(records: list[dict], *, host: PluginHost | None = None) -> str:
+def replay_html(
+    records: list[dict], *, host: PluginHost | None = None, caution: str | None = None
+) -> str:
     """The replay page of an episode's records (``read_log``'s output), as one HTML string.
 
     ``host`` resolves the log's mode and audit reporters; the installed plugins by default.
+    ``caution`` (``unchecked``, ``partial``) marks a page built from a log that was not
+    fully verified by ``arena check``, in its title and heading.
     """
     data = replay_data(records, host or load())
+    data["caution"] = caution
     header = records[0]
+    marked = f"{caution.upper()}: " if caution else ""
     parts = {
-        "title": html.escape(f"{header['mode']} seed {header['seed']}: replay"),
+        "title": html.escape(f"{marked}{header['mode']} seed {header['seed']}: replay"),
         "style": _asset("replay.css"),
         "script": _asset("replay.js"),
         "data": _script_json(data),

@@ -27,4 +27,5 @@ def register_seats(register):
         claude_seat,
         description="Claude plays from a policy prompt (claude:NAME or claude:PATH.md).",
         stochastic=True,
+        argument="a shipped policy NAME or a policy PATH.md",
     )

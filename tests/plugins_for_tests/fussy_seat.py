@@ -9,4 +9,4 @@ def refuse(context):
 
 @hookimpl
 def register_seats(register):
-    register("fussy", refuse)
+    register("fussy", refuse, argument="a policy file")

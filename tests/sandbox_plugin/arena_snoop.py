@@ -37,4 +37,9 @@ class Snoop:
 
 @hookimpl
 def register_seats(register):
-    register("snoop", Snoop, description="Hostile test seat: probes its sandbox.")
+    register(
+        "snoop",
+        Snoop,
+        description="Hostile test seat: probes its sandbox.",
+        argument="hang or crash: misbehave that way",
+    )

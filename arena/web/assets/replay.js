@@ -317,7 +317,8 @@
   // --- wiring --------------------------------------------------------------------------------
 
   function start() {
-    $("title").textContent = header.mode + " · seed " + header.seed + " · replay";
+    $("title").textContent = (data.caution ? data.caution.toUpperCase() + " (not verified by arena check) · " : "") +
+      header.mode + " · seed " + header.seed + " · replay";
     const result = data.result;
     $("summary").textContent = header.seats.length + " seats, " + deals.length + " of " + header.deals +
       " deals" + (header.talk ? ", talk on" : "") + (result ? ", " + result.status : ", no result line");

@@ -1,0 +1,104 @@
+"""Every reader verifies a log before trusting it.
+
+:func:`load_checked` is the one way a reader (audit, pooled audit, league import,
+replay, report) gets a log's records: it reads the file, replays it through the
+rules (:func:`verify`) and refuses it with the first violation in one line. An
+incomplete log (no ``result`` line) is refused unless the caller reads it as
+partial; ``unchecked`` skips the replay, for forensics, and the caller must say
+so in its output. :func:`check_results` confirms a results document describes
+exactly the log's bytes, and :func:`distinct_episodes` drops copies of one
+episode from a pooled set.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from arena.check.digest import episode_key, log_digest
+from arena.check.replay import Violation, installed_registry, verify
+from arena.eventlog import LogError, read_log, read_numbered
+from arena.plugins import Registry
+
+__all__ = [
+    "Violation",
+    "check_file",
+    "check_results",
+    "distinct_episodes",
+    "installed_registry",
+    "load_checked",
+    "verify",
+]
+
+
+def load_checked(
+    path: str | Path,
+    *,
+    unchecked: bool = False,
+    partial: bool = False,
+    registry: Registry | None = None,
+) -> list[dict[str, Any]]:
+    """The log's records, once they pass :func:`verify`; ``LogError`` naming the first
+    violation (file, line, rule, what was expected) otherwise."""
+    if unchecked:
+        return read_log(path)
+    records, violations = check_file(path, registry=registry, partial=partial)
+    if violations:
+        first = violations[0]
+        more = f" (and {len(violations) - 1} more: arena check {path})" if violations[1:] else ""
+        raise LogError(f"{path}:{first.line}: {first.rule}: {first.message}{more}")
+    return records
+
+
+def check_file(
+    path: str | Path, *, registry: Registry | None = None, partial: bool = False
+) -> tuple[list[dict[str, Any]], list[Violation]]:
+    """The log's records and every violation, numbered by the file's own lines."""
+    numbered = read_numbered(path)
+    records = [record for _line, record in numbered]
+    lines = [line for line, _record in numbered]
+    return records, verify(records, registry=registry, partial=partial, lines=lines)
+
+
+def check_results(log_path: str | Path, results_path: str | Path) -> list[Violation]:
+    """Whether the results document at ``results_path`` describes exactly this log's bytes."""
+    try:
+        data = Path(log_path).read_bytes()
+        results = json.loads(Path(results_path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise LogError(f"{results_path}: cannot read results ({exc.__class__.__name__})") from None
+    if not isinstance(results, dict) or "logSha256" not in results:
+        return [Violation(0, "digest", f"{results_path} carries no logSha256")]
+    actual = log_digest(data)
+    if results["logSha256"] != actual:
+        return [
+            Violation(
+                0,
+                "digest",
+                f"{results_path} describes a log with SHA-256 {results['logSha256']}; "
+                f"{log_path} has {actual}",
+            )
+        ]
+    return []
+
+
+def distinct_episodes(
+    logs: Iterable[tuple[str, list[dict[str, Any]]]],
+) -> tuple[list[tuple[str, list[dict[str, Any]]]], list[str]]:
+    """Each episode once, in order, and one warning line per later copy that was dropped.
+
+    Two logs are one episode when their header and play lines are the same (audit lines
+    aside): pooling both would count its seats twice.
+    """
+    seen: dict[str, str] = {}
+    kept, warnings = [], []
+    for path, records in logs:
+        key = episode_key(records)
+        if key in seen:
+            warnings.append(f"{path} is the same episode as {seen[key]}; counted once")
+            continue
+        seen[key] = str(path)
+        kept.append((path, records))
+    return kept, warnings

@@ -1,0 +1,445 @@
+"""An independent replay of an event log through the rules: nothing in the log is trusted.
+
+The seed and the mode's declaration are the only inputs taken from the header; the
+table order, every hand, whose turn it is, whether a bid is legal, each challenge's
+count and outcome, and the points and scores are all re-derived and compared with
+what the log says. Legality and resolution come from :mod:`arena.rules` (so a mode's
+own rules flow through) and the hands from :mod:`arena.seeding` with the mode's draw;
+the control flow (turns, deal ends, the cap, rule 11's marks) is this module's own
+reading of the rulebook, not the engine's.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from functools import cache
+from typing import Any
+
+import attrs
+
+from arena import seeding
+from arena.events import LOG_VERSION
+from arena.plugins import Registry, UnknownName, load
+from arena.rules import StandingBid, TableRules, opener, resolve, score
+
+
+@attrs.frozen
+class Violation:
+    """One place where the log breaks the rules or disagrees with its seed."""
+
+    line: int
+    """1-based line of the log (0 when the violation is not on a line, e.g. a results file)."""
+    rule: str
+    """``rule N`` of docs/rules.md, ``scoring``, ``header``, ``format`` or ``complete``."""
+    message: str
+    """What the log says and what was expected."""
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.rule}: {self.message}"
+
+
+def verify(
+    records: list[dict[str, Any]],
+    *,
+    registry: Registry | None = None,
+    partial: bool = False,
+    lines: Sequence[int] | None = None,
+) -> list[Violation]:
+    """Every violation in ``records``, in line order; an empty list for a sound log.
+
+    The mode is the header's mode name resolved in ``registry`` (the installed plugins
+    by default). ``partial`` accepts a log without a ``result`` line (it was stopped).
+    ``lines`` are the records' line numbers in their file (default 1, 2, 3, ...).
+    """
+    if not records:
+        return [Violation(0, "complete", "an empty log")]
+    replay = _Replay(registry if registry is not None else installed_registry())
+    numbers = list(lines) if lines is not None else list(range(1, len(records) + 1))
+    try:
+        for line, record in zip(numbers, records, strict=True):
+            try:
+                replay.step(line, record)
+            except (TypeError, KeyError, ValueError, IndexError, AttributeError) as exc:
+                # A value no rule expected (e.g. a missing field in a hand-made record):
+                # a violation of the log's format, never a crash of the reader.
+                replay.violations.append(Violation(line, "format", f"unreadable line ({exc!r})"))
+                if not replay.ready:
+                    raise _Unreadable from None
+    except _Unreadable:
+        return replay.violations
+    replay.finish(numbers[-1], partial)
+    return replay.violations
+
+
+@cache
+def installed_registry() -> Registry:
+    """The registry of every installed plugin, loaded once for callers that give none."""
+    return load().registry
+
+
+class _Unreadable(Exception):
+    """The header cannot be replayed (unknown mode, impossible table): nothing after it can."""
+
+
+_INT = {
+    *("version", "seed", "handSize", "deals", "maxBidsPerDeal", "deal", "opener", "slot"),
+    *("quantity", "face", "bidder", "actual", "winner", "loser", "dealsPlayed"),
+    *("inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens"),
+}
+_BOOL = {"talk", "forced", "fallback"}
+_TEXT = {"say", "published", "notes"}
+_INT_LISTS = {"symbols", "tableOrder", "points"}
+
+
+def _shape_error(record: dict[str, Any]) -> str | None:
+    """Why a record's values have the wrong JSON types, or ``None``."""
+    for key, value in record.items():
+        if key in _INT and not _is_int(value):
+            return f"{key} must be an integer, got {value!r}"
+        if key in _BOOL and not isinstance(value, bool):
+            return f"{key} must be true or false, got {value!r}"
+        if key in _TEXT and value is not None and not isinstance(value, str):
+            return f"{key} must be text or null, got {value!r}"
+        if key in _INT_LISTS and not _int_list(value):
+            return f"{key} must be a list of integers, got {value!r}"
+    if "hands" in record and not (
+        isinstance(record["hands"], list) and all(_int_list(h) for h in record["hands"])
+    ):
+        return f"hands must be lists of integers, got {record['hands']!r}"
+    if "score" in record and not (
+        isinstance(record["score"], list)
+        and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in record["score"])
+    ):
+        return f"score must be a list of numbers, got {record['score']!r}"
+    return None
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _int_list(value: Any) -> bool:
+    return isinstance(value, list) and all(_is_int(x) for x in value)
+
+
+@attrs.define
+class _Deal:
+    number: int
+    position: int
+    """Table position of the seat on turn."""
+    hands: tuple[tuple[int, ...], ...]
+    """The hands the seed deals, whatever the log says."""
+    bids: int = 0
+    standing: StandingBid | None = None
+    rejections: int = 0
+    faulted: bool = False
+    usage: bool = False
+
+
+class _Replay:
+    def __init__(self, registry: Registry):
+        self.registry = registry
+        self.violations: list[Violation] = []
+        self.line = 0
+        self.rules: TableRules | None = None
+        self.ready = False
+        """Whether the header was read: the first line is the header, and nothing is without it."""
+        self.deal: _Deal | None = None
+        self.resolved = 0
+        self.settled = False
+        self.interrupted: str | None = None
+
+    def _flag(self, rule: str, message: str) -> None:
+        self.violations.append(Violation(self.line, rule, message))
+
+    def step(self, line: int, record: dict[str, Any]) -> None:
+        self.line = line
+        shape = _shape_error(record)
+        if shape is not None:
+            self._flag("format", f"{record.get('type')} line: {shape}")
+            if not self.ready:
+                raise _Unreadable
+            return
+        kind = record["type"]
+        if not self.ready:
+            self._header(record)
+            return
+        if self.interrupted is not None:
+            self._flag("complete", f"a {kind} line after the log was interrupted")
+            return
+        if self.settled and kind != "audit":
+            self._flag("complete", f"a {kind} line after the result; only audit lines may follow")
+            return
+        handler: Callable[[dict[str, Any]], None] | None = getattr(self, f"_on_{kind}", None)
+        if handler is None:
+            self._flag("format", f"unknown line type {kind!r}")
+            return
+        handler(record)
+
+    # --- the header ------------------------------------------------------------------
+
+    def _header(self, record: dict[str, Any]) -> None:
+        if record["type"] != "episode":
+            self._flag("header", f"the first line is a {record['type']} line, not the episode")
+            raise _Unreadable
+        try:
+            mode = self.registry.mode(record["mode"])
+        except UnknownName as exc:
+            self._flag("header", str(exc))
+            raise _Unreadable from None
+        slots = [entry.get("slot") for entry in record["seats"]]
+        if slots != list(range(len(slots))):
+            self._flag("header", f"seat entries are slots {slots}, not 0..{len(slots) - 1}")
+        try:
+            self.rules = TableRules(mode, len(slots), record["maxBidsPerDeal"])
+        except ValueError as exc:
+            self._flag("header", str(exc))
+            raise _Unreadable from None
+        self.seed, self.deals, self.talk = record["seed"], record["deals"], record["talk"]
+        if record["version"] != LOG_VERSION:
+            self._flag(
+                "header", f"log version {record['version']}, this reader knows {LOG_VERSION}"
+            )
+        if record["symbols"] != list(mode.symbols):
+            self._flag(
+                "header",
+                f"symbols {record['symbols']} are not mode {mode.name}'s {list(mode.symbols)}",
+            )
+        if record["handSize"] != mode.hand_size:
+            self._flag(
+                "header", f"handSize {record['handSize']}, mode {mode.name} deals {mode.hand_size}"
+            )
+        if self.seed < 0 or self.deals < 1:
+            self._flag("header", f"seed {self.seed} and deals {self.deals} must be >= 0 and >= 1")
+            raise _Unreadable
+        self.order = seeding.table_order(self.seed, self.rules.seats)
+        if record["tableOrder"] != list(self.order):
+            self._flag(
+                "rule 1",
+                f"table order {record['tableOrder']}, seed {self.seed} draws {list(self.order)}",
+            )
+        self.streams = seeding.DealStreams(self.seed)
+        self.points = [0] * self.rules.seats
+        self.ready = True
+
+    # --- deals and turns ----------------------------------------------------------------
+
+    def _on_deal(self, record: dict[str, Any]) -> None:
+        number = record["deal"]
+        if self.deal is not None:
+            self._flag("rule 7", f"deal {number} starts before deal {self.deal.number} resolved")
+        if number != self.resolved:
+            self._flag("rule 9", f"deal {number} where deal {self.resolved} is due")
+        if not 0 <= number < self.deals:
+            self._flag("rule 9", f"deal {number} beyond the {self.deals} deals of the header")
+            number = min(max(number, 0), self.deals - 1)
+        seats = self.rules.seats
+        expected = opener(self.order, number)
+        if record["opener"] != expected:
+            self._flag(
+                "rule 1",
+                f"deal {number} opens at slot {record['opener']}; table position "
+                f"{number % seats} is slot {expected}",
+            )
+        hands = self.streams.hands(number, seats, self.rules.mode.draw_hand)
+        logged = record["hands"]
+        if len(logged) != seats:
+            self._flag("rule 1", f"{len(logged)} hands for {seats} seats")
+        else:
+            for slot, (got, dealt) in enumerate(zip(logged, hands, strict=True)):
+                if got != list(dealt):
+                    self._flag(
+                        "rule 1",
+                        f"slot {slot}'s hand {got} is not the hand seed {self.seed} deals "
+                        f"in deal {number}: {list(dealt)}",
+                    )
+                    break
+        self.deal = _Deal(number, number % seats, hands)
+
+    def _on_turn(self, record: dict[str, Any]) -> _Deal | None:
+        """The open deal if ``record`` is about it and from the seat on turn; flags otherwise."""
+        deal = self.deal
+        if deal is None:
+            self._flag("rule 7", f"a {record['type']} line outside any deal")
+            return None
+        if record["deal"] != deal.number:
+            self._flag(
+                "rule 7", f"a {record['type']} line for deal {record['deal']} in deal {deal.number}"
+            )
+        if not 0 <= record["slot"] < self.rules.seats:
+            self._flag("rule 2", f"slot {record['slot']} is not a seat of this table")
+            return None
+        actor = self.order[deal.position]
+        if record["slot"] != actor:
+            rule = "rule 1" if deal.bids == 0 else "rule 5"
+            self._flag(
+                rule,
+                f"slot {record['slot']} acts, but it is slot {actor}'s turn "
+                f"(table position {deal.position} of {list(self.order)})",
+            )
+        return deal
+
+    # --- rule 11: asking a seat -----------------------------------------------------------
+
+    def _on_rejected(self, record: dict[str, Any]) -> None:
+        deal = self._on_turn(record)
+        if deal is None:
+            return
+        if deal.faulted or deal.rejections >= 2:
+            self._flag("rule 11", "a rejection after the seat's last chance; the fallback moves")
+        deal.rejections += 1
+
+    def _on_fault(self, record: dict[str, Any]) -> None:
+        deal = self._on_turn(record)
+        if deal is not None:
+            if deal.faulted:
+                self._flag("rule 11", "a second fault for one decision")
+            deal.faulted = True
+
+    def _on_usage(self, record: dict[str, Any]) -> None:
+        deal = self._on_turn(record)
+        if deal is not None:
+            deal.usage = True
+
+    def _asked(self, deal: _Deal, record: dict[str, Any]) -> None:
+        """Rule 11's fallback mark and rule 10's talk for a decision the seat was asked for."""
+        due = deal.rejections == 2 or deal.faulted
+        if record["fallback"] != due:
+            fault = " and a fault" if deal.faulted else ""
+            self._flag(
+                "rule 11",
+                f"fallback is {_json(record['fallback'])} after {deal.rejections} "
+                f"rejection(s){fault}; expected {_json(due)}",
+            )
+        self._talk(record)
+        deal.rejections, deal.faulted, deal.usage = 0, False, False
+
+    def _talk(self, record: dict[str, Any]) -> None:
+        if record["published"] is not None and (not self.talk or not record["say"]):
+            self._flag("rule 10", "talk is published although talk is off or nothing was said")
+
+    # --- bids and challenges -----------------------------------------------------------------
+
+    def _on_bid(self, record: dict[str, Any]) -> None:
+        deal = self._on_turn(record)
+        if deal is None:
+            return
+        rules, quantity, face = self.rules, record["quantity"], record["face"]
+        if rules.cap_reached(deal.bids):
+            self._flag(
+                "rule 8",
+                f"a bid after the cap of {rules.max_bids} bids; expected a forced challenge",
+            )
+        out_of_range = rules.bid_error(quantity, face, None)
+        if out_of_range:
+            self._flag("rule 3", out_of_range)
+        else:
+            no_raise = rules.bid_error(quantity, face, deal.standing)
+            if no_raise:
+                lowest = rules.min_raise(deal.standing)
+                least = f"{lowest[0]}x{lowest[1]}" if lowest else "none (only a challenge)"
+                self._flag("rule 4", f"{no_raise}; the lowest legal bid is {least}")
+        self._asked(deal, record)
+        deal.bids += 1
+        deal.standing = StandingBid(record["slot"], quantity, face)
+        deal.position = (deal.position + 1) % rules.seats
+
+    def _on_challenge(self, record: dict[str, Any]) -> None:
+        deal = self._on_turn(record)
+        if deal is None:
+            return
+        self.deal, self.resolved = None, self.resolved + 1  # rule 7: the deal ends here
+        standing = deal.standing
+        if standing is None:
+            self._flag("rule 3", "a challenge with no standing bid; the opener must bid")
+            return
+        logged = (record["bidder"], record["quantity"], record["face"])
+        if logged != (standing.slot, standing.quantity, standing.face):
+            self._flag(
+                "rule 6",
+                f"the challenge names {logged[1]}x{logged[2]} by slot {logged[0]}; the standing "
+                f"bid is {standing.quantity}x{standing.face} by slot {standing.slot}",
+            )
+        forced = self.rules.cap_reached(deal.bids)
+        if record["forced"] != forced:
+            self._flag(
+                "rule 8",
+                f"forced is {_json(record['forced'])} after {deal.bids} bids with a cap of "
+                f"{self.rules.max_bids}; expected {_json(forced)}",
+            )
+        if forced:
+            if deal.rejections or deal.faulted or deal.usage or record["fallback"]:
+                self._flag("rule 8", "the seat was asked, although the cap forces its challenge")
+            self._talk(record)
+        else:
+            self._asked(deal, record)
+        outcome = resolve(deal.hands, standing, record["slot"])
+        if record["actual"] != outcome.actual:
+            self._flag(
+                "rule 6",
+                f"actual {record['actual']}; the dealt hands hold {outcome.actual} "
+                f"of face {standing.face}",
+            )
+        if (record["winner"], record["loser"]) != (outcome.winner, outcome.loser):
+            self._flag(
+                "rule 6",
+                f"winner {record['winner']} and loser {record['loser']}; "
+                f"{standing.quantity}x{standing.face} against {outcome.actual} makes "
+                f"winner {outcome.winner} and loser {outcome.loser}",
+            )
+        self.points[outcome.winner] += 1
+        self.points[outcome.loser] -= 1
+
+    # --- the end ------------------------------------------------------------------------------
+
+    def _on_result(self, record: dict[str, Any]) -> None:
+        self.settled = True
+        if self.deal is not None:
+            self._flag("rule 7", f"the episode settles in the middle of deal {self.deal.number}")
+        played = self.resolved
+        if record["dealsPlayed"] != played:
+            self._flag("rule 9", f"dealsPlayed {record['dealsPlayed']}; {played} deals resolved")
+        status = "complete" if played == self.deals else "deadline"
+        if record["status"] != status:
+            self._flag(
+                "rule 9",
+                f"status {record['status']!r} after {played} of {self.deals} deals; "
+                f"expected {status!r}",
+            )
+        if record["points"] != self.points:
+            self._flag("scoring", f"points {record['points']}; the challenges give {self.points}")
+        expected = [score(p, played) for p in self.points]
+        logged = record["score"]
+        if len(logged) != len(expected) or not all(
+            math.isclose(a, b, rel_tol=0, abs_tol=1e-12)
+            for a, b in zip(logged, expected, strict=True)
+        ):
+            self._flag("scoring", f"score {logged}; 0.5 + points / (2 x {played}) gives {expected}")
+
+    def _on_episode(self, record: dict[str, Any]) -> None:
+        self._flag("header", "a second episode header; one log holds one episode")
+
+    def _on_audit(self, record: dict[str, Any]) -> None:
+        if not self.settled:
+            self._flag("complete", "an audit line before the result")
+
+    def _on_interrupted(self, record: dict[str, Any]) -> None:
+        if self.settled:
+            self._flag("complete", "an interrupted line after the result")
+        self.interrupted = record["reason"]
+
+    def finish(self, lines: int, partial: bool) -> None:
+        if self.settled or partial:
+            return
+        self.line = lines
+        how = f"was interrupted ({self.interrupted})" if self.interrupted else "stops"
+        self._flag(
+            "complete",
+            f"no result line: the log {how} after {self.resolved} of {self.deals} deals "
+            "(read it with --partial)",
+        )
+
+
+def _json(value: bool) -> str:
+    return "true" if value else "false"

@@ -1,0 +1,134 @@
+"""The options every command shares: -v anywhere, finite clocks, seat arguments, help texts.
+
+Each defect here was found by using the CLI as documented; the tests use it the same way.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+
+import pytest
+from plugins_for_tests.harness import plugged
+
+from arena import hookimpl
+from arena.cli import build_parser, main
+from arena.cli.listings import LISTING_WIDTH, plugins_command
+from arena.engine import EpisodeConfig
+from arena.rules import TableRules
+
+
+@pytest.fixture
+def no_player_scripted(monkeypatch):
+    monkeypatch.delenv("PLAYER_SCRIPTED", raising=False)
+
+
+@pytest.mark.parametrize(
+    "argv, level",
+    [
+        (["play"], 0),
+        (["play", "-v"], 1),
+        (["play", "-vv"], 2),
+        (["-v", "play"], 1),
+        (["audit", "x.jsonl", "-v"], 1),
+        (["check", "-vv", "x.jsonl"], 2),
+    ],
+)
+def test_verbosity_is_accepted_before_and_after_the_subcommand(argv, level):
+    assert build_parser().parse_args(argv).verbose == level
+
+
+@pytest.mark.parametrize("clock", ["nan", "inf", "-inf", "0", "-1"])
+def test_the_clock_takes_only_finite_positive_seconds(clock, capsys):
+    with pytest.raises(SystemExit) as exited:
+        main(["play", "--deals", "1", f"--clock={clock}"])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("arena: error: argument --clock: ") and err.count("\n") == 1
+
+
+def test_a_tiny_positive_clock_is_accepted(capsys, no_player_scripted):
+    assert main(["play", "--deals", "3", "--clock", "1e-9", "--json"]) == 0
+    assert '"status": "deadline"' in capsys.readouterr().out
+
+
+def test_a_seat_that_takes_no_argument_refuses_one(capsys, no_player_scripted):
+    assert main(["play", "--deals", "1", "--seat", "random,bayes:foo"]) == 2
+    assert capsys.readouterr().err == (
+        "arena: error: seat 1 (bayes:foo): seat 'bayes' takes no argument (got 'foo')\n"
+    )
+    # A seat that declares an argument still takes one.
+    assert main(["play", "--deals", "1", "--seat", "colluder:bayes", "--json"]) == 0
+
+
+@pytest.mark.parametrize(
+    "value, error",
+    [
+        ("nosuch", "PLAYER_SCRIPTED='nosuch': unknown seat 'nosuch' (known: "),
+        ("pressure:x", "PLAYER_SCRIPTED='pressure:x': seat 'pressure' takes no argument"),
+        (":x", "PLAYER_SCRIPTED=':x': empty seat name in ':x'"),
+    ],
+)
+def test_errors_from_player_scripted_name_the_variable(monkeypatch, capsys, value, error):
+    monkeypatch.setenv("PLAYER_SCRIPTED", value)
+    assert main(["play", "--deals", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"arena: error: {error}") and err.count("\n") == 1
+
+
+def test_player_scripted_is_not_consulted_when_every_seat_is_given(monkeypatch, capsys):
+    monkeypatch.setenv("PLAYER_SCRIPTED", "nosuch")
+    assert main(["play", "--deals", "1", "--seats", "2", "--seat", "bayes,random", "--json"]) == 0
+
+
+def options(parser: argparse.ArgumentParser, command: str = "arena"):
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from options(sub, name)
+        elif action.option_strings and not {"-h", "--version"} & set(action.option_strings):
+            yield command, action
+
+
+def test_every_option_says_its_default_and_range():
+    parser = build_parser()
+    for command, action in options(parser):
+        where = f"{command} {action.option_strings[-1]}"
+        assert action.help and re.search(r"default|required", action.help), where
+        # A number says its bounds: "a..b", ">= n" or "> n".
+        numeric = action.type not in (None, str, Path) and action.option_strings[-1] not in (
+            "--pool",
+            "--seat",
+        )
+        if numeric:
+            assert re.search(r"\d+\.\.\d+|>=? \d+", action.help), where
+
+
+class LongNamedPlugin:
+    """A plugin whose entry-point name and hooks make for a long listing line."""
+
+    @hookimpl
+    def register_audit_reporters(self, register):
+        for index in range(8):
+            register(f"a_rather_long_reporter_name_{index}", lambda records: None)
+
+
+def test_plugins_listing_fits_100_columns_with_long_names(capsys):
+    with plugged(LongNamedPlugin(), "a_plugin_with_an_unusually_long_entry_point_name") as (
+        host,
+        info,
+    ):
+        args = argparse.Namespace(json=False)
+        assert plugins_command(args, host) == 0
+    out = capsys.readouterr().out
+    assert "a_plugin_with_an_unusually_long_entry_point_name" in out
+    assert "a_rather_long_reporter_name_7" in out
+    assert max(len(line) for line in out.splitlines()) <= LISTING_WIDTH
+
+
+@pytest.mark.parametrize("clock", [float("nan"), float("inf"), 0.0])
+def test_the_engine_config_refuses_a_clock_that_never_fires(clock, host):
+    rules = TableRules(mode=host.registry.mode("dice"), seats=4)
+    with pytest.raises(ValueError, match="finite positive seconds"):
+        EpisodeConfig(rules=rules, seed=0, clock=clock)
