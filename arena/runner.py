@@ -139,11 +139,10 @@ def build_seat(
     ``policies`` is every seat's spec by slot, as the table's name cards show them.
     """
     seat_type = registry.seat(spec.name)
-    context = SeatContext(
-        slot=slot,
-        seed=config.seed,
-        rules=config.rules,
-        rng=seeding.stream(config.seed, seeding.SEAT, slot),
+    context = SeatContext.derive(
+        config.seed,
+        slot,
+        config.rules,
         arg=spec.arg,
         talk=config.talk,
         policies=policies,
@@ -199,10 +198,5 @@ def _open_log(log_path: str | Path | None) -> EventLog:
 
 def _fallback_seat(config: EpisodeConfig, slot: int):
     """Rule 11's fallback: the bayes baseline, on its own seeded stream."""
-    context = SeatContext(
-        slot=slot,
-        seed=config.seed,
-        rules=config.rules,
-        rng=seeding.stream(config.seed, seeding.FALLBACK, slot),
-    )
+    context = SeatContext.derive(config.seed, slot, config.rules, seeding.FALLBACK)
     return bayes_baseline(context)

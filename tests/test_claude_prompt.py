@@ -220,7 +220,7 @@ def play_recorded(mode, seats, seed, deals, max_bids, observer, swaps, talk=True
     config = EpisodeConfig(rules=rules, seed=seed, deals=deals, talk=talk)
     table = [PromptRecorder(rules) for _ in range(seats)]
     fallbacks = [
-        bayes(SeatContext(slot, seed, rules, seeding.stream(seed, seeding.FALLBACK, slot)))
+        bayes(SeatContext.derive(seed, slot, rules, seeding.FALLBACK))
         for slot in range(seats)
     ]
     Engine(config, table, ["claude"] * seats, fallbacks, lambda event: None).play()
@@ -256,7 +256,7 @@ def test_each_prompt_extends_the_same_seats_previous_one():
     config = EpisodeConfig(rules=rules, seed=5, deals=deals, talk=True)
     table = [PromptRecorder(rules) for _ in range(seats)]
     fallbacks = [
-        bayes(SeatContext(s, 5, rules, seeding.stream(5, seeding.FALLBACK, s)))
+        bayes(SeatContext.derive(5, s, rules, seeding.FALLBACK))
         for s in range(seats)
     ]
     Engine(config, table, ["claude"] * seats, fallbacks, lambda event: None).play()
