@@ -104,8 +104,7 @@ def play_table(
     rules = TableRules(mode=mode, seats=len(seats), max_bids=max_bids)
     config = EpisodeConfig(rules=rules, seed=seed, deals=deals, talk=talk, clock=clock)
     fallbacks = [
-        bayes(SeatContext.derive(seed, slot, rules, seeding.FALLBACK))
-        for slot in range(len(seats))
+        bayes(SeatContext.derive(seed, slot, rules, seeding.FALLBACK)) for slot in range(len(seats))
     ]
     names = list(names) if names else [type(seat).__name__ for seat in seats]
     log = EventLog()
