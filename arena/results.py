@@ -33,6 +33,8 @@ class SeatResult:
     """Why another policy played this seat throughout (e.g. no API key), if it did."""
     usage: dict[str, int] | None = None
     """Token totals the seat's model calls reported, if it made any."""
+    provenance: dict[str, str] | None = None
+    """The seat's ``distribution``, ``version`` and ``isolation`` (in-process, bwrap, process)."""
 
     def to_json(self) -> dict[str, Any]:
         data = {
@@ -48,6 +50,8 @@ class SeatResult:
         }
         if self.usage is not None:
             data["usage"] = self.usage
+        if self.provenance is not None:
+            data["provenance"] = self.provenance
         return data
 
 

@@ -39,7 +39,12 @@ PRIVATE_STREAM_KEY = b"liars-arena private seat stream v1"
 
 
 def private_stream(seed: int, domain: int, slot: int) -> np.random.Generator:
-    """A seat's own generator for (seed, domain, slot), from which the seed cannot be recovered.
+    """A seat's own generator for (seed, domain, slot); see :func:`private_seed`."""
+    return np.random.Generator(np.random.PCG64(private_seed(seed, domain, slot)))
+
+
+def private_seed(seed: int, domain: int, slot: int) -> int:
+    """The seed of a seat's own stream, from which the episode seed cannot be recovered.
 
     The generator's state is a function of a 256-bit keyed BLAKE2b digest, never of
     the seed directly. Going back from the state to the seed means inverting
@@ -51,7 +56,7 @@ def private_stream(seed: int, domain: int, slot: int) -> np.random.Generator:
     """
     message = f"{seed}/{domain}/{slot}".encode()
     digest = hashlib.blake2b(message, digest_size=32, key=PRIVATE_STREAM_KEY).digest()
-    return np.random.Generator(np.random.PCG64(int.from_bytes(digest, "big")))
+    return int.from_bytes(digest, "big")
 
 
 class DealStreams:
