@@ -26,6 +26,8 @@ import signal
 import stat
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import attrs
@@ -198,7 +200,8 @@ def _import_path() -> list[str]:
     being written, is not on the path unless the import path itself needs it.
     """
     arena_home = str(Path(arena.__file__).resolve().parent.parent)
-    return [arena_home, *(p for p in sys.path[1:] if p and os.path.isdir(p))]
+    entries = sys.path[1:] if sys.path[:1] in ([""], [os.getcwd()]) else sys.path
+    return [arena_home, *(p for p in entries if p and os.path.isdir(p))]
 
 
 def _visible_paths() -> list[str]:
@@ -232,28 +235,34 @@ def _others_can_reach(path: str) -> bool:
 
 
 def _kill_uid(uid: int) -> None:
-    """SIGKILL every process whose real uid is ``uid`` (only workers hold these uids)."""
-    for _round in range(3):  # a forking process may spawn while we scan
-        found = False
-        for entry in os.scandir("/proc"):
-            if entry.name.isdigit() and _real_uid(entry.path) == uid:
-                found = True
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(int(entry.name), signal.SIGKILL)
-        if not found:
+    """SIGKILL every live process whose real uid is ``uid`` (only workers hold these uids)."""
+    for _round in range(50):  # a forking process may spawn while we scan
+        alive = live_processes_of(lambda owner: owner == uid)
+        if not alive:
             return
-    log.warning("worker processes survived three kill rounds", uid=uid)
+        for pid in alive:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.01)
+    log.warning("worker processes survived the kill", uid=uid)
 
 
-def _real_uid(proc_dir: str) -> int | None:
-    try:
-        with open(f"{proc_dir}/status") as status:
-            for line in status:
-                if line.startswith("Uid:"):
-                    return int(line.split()[1])
-    except OSError:
-        return None
-    return None
+def live_processes_of(owner: Callable[[int], bool]) -> list[int]:
+    """Pids of running (not zombie) processes whose real uid ``owner`` accepts."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"{entry.path}/status") as status:
+                fields = dict(line.split(":", 1) for line in status if ":" in line)
+        except OSError:
+            continue
+        if not fields.get("State", "").strip().startswith("Z") and owner(
+            int(fields["Uid"].split()[0])
+        ):
+            found.append(int(entry.name))
+    return found
 
 
 def _within(path: str, parent: str) -> bool:

@@ -66,6 +66,7 @@ ENVIRONMENT_LIMITS = {
     "ARENA_SANDBOX_TIMEOUT": ("decision_seconds", float),
     "ARENA_SANDBOX_EPISODE_SECONDS": ("episode_seconds", float),
     "ARENA_SANDBOX_MEMORY_MB": ("memory_mb", int),
+    "ARENA_SANDBOX_START_SECONDS": ("start_seconds", float),
 }
 
 

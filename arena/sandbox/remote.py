@@ -171,14 +171,16 @@ class SandboxedSeat:
             self.worker.fail(f"the seat could not be built: {answer.get('error')}")
 
     def decide(self, view):
+        over_budget = f"the seat used up its {self.limits.episode_seconds:g}s episode budget"
         seconds = min(self.limits.decision_seconds, self.budget)
         if seconds <= 0:
-            raise SeatUnavailable(f"the seat used up its {self.limits.episode_seconds:g}s budget")
+            raise SeatUnavailable(over_budget)
         started = time.monotonic()
         try:
             answer = self.worker.request({"op": "decide", "view": self.views.encode(view)}, seconds)
         except WorkerFailed as exc:
-            raise SeatUnavailable(str(exc)) from None
+            budget_ran_out = seconds < self.limits.decision_seconds and "no reply" in str(exc)
+            raise SeatUnavailable(over_budget if budget_ran_out else str(exc)) from None
         finally:
             self.budget -= time.monotonic() - started
         if not answer.get("ok"):
