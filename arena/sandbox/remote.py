@@ -282,52 +282,32 @@ def sandboxed_plugins(host: PluginHost, dist: Distribution, hello: dict) -> None
     registry = host.registry
     for plugin in hello["registered"]:
         source, refused = plugin["name"], []
-        entries = [
-            (
-                registry.seats,
-                seat["name"],
-                SeatType(
-                    seat["name"], None, seat["description"], seat["stochastic"], source, provenance
-                ),
-            )
-            for seat in plugin["seats"]
-        ]
-        entries += [
-            (
-                registry.talk_filters,
-                f["name"],
-                TalkFilter(
-                    f["name"],
-                    RemoteFilter(policy, dist.name, f["name"]),
-                    f["order"],
-                    source,
-                    provenance,
-                ),
-            )
-            for f in plugin["talkFilters"]
-        ]
-        entries += [
-            (
-                registry.reporters,
-                r["name"],
-                Reporter(
-                    r["name"],
-                    RemoteReporter(policy, dist.name, r["name"]),
-                    source,
-                    None,
-                    provenance,
-                ),
-            )
-            for r in plugin["reporters"]
-        ]
-        for table, name, value in entries:
-            try:
-                put_third_party(registry, table, name, value, dist.name)
-            except ValueError as exc:
-                refused.append(one_line(exc))
-                log.warning("plugin registration refused", plugin=source, reason=refused[-1])
+        stand_ins = _stand_ins(host, dist, source, provenance)
+        for kind, (table, stand_in) in stand_ins.items():
+            for data in plugin[kind]:
+                try:
+                    put_third_party(registry, table, data["name"], stand_in(data), dist.name)
+                except ValueError as exc:
+                    refused.append(one_line(exc))
+                    log.warning("plugin registration refused", plugin=source, reason=refused[-1])
         info = PluginInfo(
             source, dist.name, dist.version, tuple(plugin["hooks"]), plugin["broken"],
             policy.isolation, tuple(refused), tuple(plugin["modes"]),
         )  # fmt: skip
         host._record(info)
+
+
+def _stand_ins(host: PluginHost, dist: Distribution, source: str, provenance: dict) -> dict:
+    """Per kind in a worker's hello: the registry table, and the stand-in for one entry."""
+    registry, policy = host.registry, host.policy
+    return {
+        "seats": (registry.seats, lambda d: SeatType(
+            d["name"], None, d["description"], d["stochastic"], source, provenance
+        )),
+        "talkFilters": (registry.talk_filters, lambda d: TalkFilter(
+            d["name"], RemoteFilter(policy, dist.name, d["name"]), d["order"], source, provenance
+        )),
+        "reporters": (registry.reporters, lambda d: Reporter(
+            d["name"], RemoteReporter(policy, dist.name, d["name"]), source, None, provenance
+        )),
+    }  # fmt: skip
