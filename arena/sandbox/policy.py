@@ -94,6 +94,11 @@ class SandboxPolicy:
         has_bwrap = shutil.which("bwrap") is not None
         if choice == "bwrap" and not has_bwrap:
             raise PolicyError("--sandbox bwrap, but bubblewrap (bwrap) is not installed")
+        if os.geteuid() == 0 and choice != "off" and shutil.which("setpriv") is None:
+            raise PolicyError(
+                "the arena runs as root and setpriv (util-linux) is not installed: "
+                "workers could not drop to their own uid (ARENA_SANDBOX=off runs no workers)"
+            )
         isolation = {"auto": "bwrap" if has_bwrap else "process", "off": "in-process"}.get(
             choice, choice
         )
