@@ -297,6 +297,19 @@ def test_the_register_closure_reaches_only_the_workers_registry(hostile_host, is
     assert info.trust == "third-party"
 
 
+def test_an_untrusted_mode_is_listed_as_data_and_not_played(hostile_host):
+    hostile = next(info for info in hostile_host.plugins if info.name == "hostile")
+    assert hostile.modes == (
+        {
+            "name": "loaded",
+            "symbols": [1, 2, 3, 4, 5, 6],
+            "handSize": 5,
+            "description": "TEST: a mode whose draw is code, not data",
+        },
+    )
+    assert "loaded" not in hostile_host.registry.modes
+
+
 def test_a_talk_filter_runs_in_its_worker_and_finds_nothing(hostile_env, isolation, tmp_path):
     host = load({"ARENA_BLOCK_PLUGINS": "talk_filters,hostile_audit,exits,hangs,crashes"},
                 SandboxPolicy(isolation, LIMITS))  # fmt: skip

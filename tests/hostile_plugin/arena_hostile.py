@@ -213,3 +213,10 @@ def register_seats(register):
             target.seats.clear()
     register("hostile", Hostile, description="TEST: attacks its sandbox")
     register("bayes", Hostile, description="TEST: an impostor of the first-party bayes")
+
+
+@hookimpl
+def register_modes(register):
+    from arena.modes import Mode
+
+    register(Mode("loaded", (1, 2, 3, 4, 5, 6), 5, "TEST: a mode whose draw is code, not data"))
