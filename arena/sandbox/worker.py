@@ -3,11 +3,11 @@
 Started by :mod:`arena.sandbox.launch` as ``python -m arena.sandbox.worker DIST
 READ_FD WRITE_FD``. Before importing anything of DIST it makes itself
 undumpable (no ptrace, no ``/proc/<pid>/mem`` from its own uid's other
-processes) and sets its resource limits, soft and hard, so plugin code cannot
-raise them. Then it imports DIST's entry points, and only those (no other
-vendor's code shares its sandbox), and says what they registered. Requests
-follow, one frame each (:mod:`arena.sandbox.protocol`): ``seat``, ``decide``,
-``filter``, ``report``.
+processes), asks to be killed with its parent, and sets its resource limits,
+soft and hard, so plugin code cannot raise them. Then it imports DIST's entry
+points, and only those (no other vendor's code shares its sandbox), and says
+what they registered. Requests follow, one frame each
+(:mod:`arena.sandbox.protocol`): ``seat``, ``decide``, ``filter``, ``report``.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import functools
 import importlib
 import os
 import resource
+import signal
 import site
 import sys
 from typing import Any
@@ -34,6 +35,7 @@ from arena.sandbox.views import ViewReceiver, mode_from_json, mode_to_json
 from arena.seats import Reply, SeatContext
 
 PR_SET_DUMPABLE = 4
+PR_SET_PDEATHSIG = 1
 REQUEST_CAP = 1 << 30
 """What the worker accepts from the arena (an audit reporter gets the whole log)."""
 
@@ -172,6 +174,7 @@ def _harden() -> None:
     """Undumpable, and limits no plugin can raise: set soft and hard before any import."""
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # the arena killed: so is the worker
     memory_mb, processes, cpu_seconds = map(int, os.environ["ARENA_WORKER_LIMITS"].split(","))
     for limit, value in (
         (resource.RLIMIT_AS, memory_mb << 20),
