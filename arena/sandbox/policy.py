@@ -46,10 +46,11 @@ class Limits:
     """Wall clock for all of a seat's decisions in an episode; over it, bayes plays on."""
     start_seconds: float = 20.0
     """Importing the distribution and registering its plugins."""
-    memory_mb: int = 1024
+    memory_mb: int = 512
     """RLIMIT_AS of each process of the worker."""
-    processes: int = 16
-    """RLIMIT_NPROC of the worker's uid: processes and threads together."""
+    processes: int = 8
+    """RLIMIT_NPROC of the worker's uid: processes and threads together. Without
+    cgroups, memory_mb x processes (4 GiB) bounds the whole worker tree."""
     cpu_seconds: int = 300
     """RLIMIT_CPU of each process."""
     tmpfs_mb: int = 16
