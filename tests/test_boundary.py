@@ -169,3 +169,22 @@ def test_the_policy_summary_says_loudly_what_protects_the_user():
     weak = SandboxPolicy("process", Limits(), as_root=True).summary()
     assert "NOT hidden" in weak and "one unprivileged uid per worker" in weak
     assert "NOTHING" in SandboxPolicy("in-process").summary()
+
+
+def test_trust_on_the_command_line_runs_that_distribution_in_process(twins):
+    env = {**os.environ, "PYTHONPATH": str(twins)}
+    done = subprocess.run(
+        [sys.executable, "-m", "arena.cli", "--trust", "arena-alpha", "plugins", "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    rows = {row["name"]: row for row in json.loads(done.stdout)}
+    assert (rows["arena_alpha"]["trust"], rows["arena_alpha"]["isolation"]) == (
+        "trusted",
+        "in-process",
+    )
+    assert rows["arena_beta"]["trust"] == "third-party"
+    assert "arena: warning: third-party plugins are isolated by" in done.stderr
+    assert "trusted in-process: arena-alpha" in done.stderr
