@@ -25,6 +25,10 @@ class ProtocolError(Exception):
     """The other side broke the protocol: closed, timed out, oversized or not JSON."""
 
 
+class ReplyTimeout(ProtocolError):
+    """The deadline passed before the whole frame arrived."""
+
+
 def encode(message: Any) -> bytes:
     body = json.dumps(message, separators=(",", ":"), default=repr).encode()
     return HEADER.pack(len(body)) + body
@@ -61,7 +65,7 @@ def _read_exactly(fd: int, size: int, deadline: float | None, on_idle) -> bytes:
         if deadline is not None:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise ProtocolError("no reply within the deadline")
+                raise ReplyTimeout("no reply within the deadline")
             if not _wait_readable(fd, remaining, on_idle):
                 continue
         count = os.readv(fd, [view[filled:]])

@@ -16,7 +16,7 @@ import select
 import time
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, NoReturn
 
 import attrs
 import structlog
@@ -33,7 +33,13 @@ from arena.plugins import (
 from arena.sandbox.discovery import Distribution
 from arena.sandbox.launch import WorkerProcess
 from arena.sandbox.policy import SandboxPolicy
-from arena.sandbox.protocol import REPLY_CAP, ProtocolError, read_frame, write_frame
+from arena.sandbox.protocol import (
+    REPLY_CAP,
+    ProtocolError,
+    ReplyTimeout,
+    read_frame,
+    write_frame,
+)
 from arena.sandbox.views import ViewSender
 from arena.seats import Reply, SeatUnavailable
 
@@ -100,9 +106,9 @@ class Worker:
             answer = read_frame(
                 self.process.from_worker, time.monotonic() + seconds, cap, self._drain_output
             )
+        except ReplyTimeout:
+            self.fail(f"no reply within {seconds:g}s")
         except (ProtocolError, OSError) as exc:
-            if isinstance(exc, ProtocolError) and "deadline" in str(exc):
-                self.fail(f"no reply within {seconds:g}s")
             self.fail(str(exc))
         if not isinstance(answer, dict):
             self.fail("the worker's answer is not an object")
@@ -122,7 +128,8 @@ class Worker:
             self.output_dropped += max(len(chunk) - max(room, 0), 0)
         return fd in readable
 
-    def fail(self, reason: str):
+    def fail(self, reason: str) -> NoReturn:
+        """End the worker for ``reason`` and raise :class:`WorkerFailed` with it."""
         self.failed = f"{self.distribution}: {reason}"
         log.warning("sandbox worker ended", reason=self.failed)
         self.close()
