@@ -177,19 +177,16 @@ def _installation(policy: SandboxPolicy, uid: int | None) -> _Installation:
         fds.append(os.open(directory, os.O_RDONLY | os.O_DIRECTORY))
         return f"/proc/self/fd/{fds[-1]}"
 
-    base = os.path.realpath(sys.base_prefix)
-    home = reach(base)
-    python = sys.executable
-    if home != base:
-        version = f"{sys.version_info.major}.{sys.version_info.minor}"
-        python = f"{home}/bin/python{version}"
+    # The interpreter itself, not a venv's link to it (the venv may sit in a private
+    # directory): the venv's site-packages come with the import path.
+    python = os.path.realpath(sys.executable)
+    home = None
+    if not _others_can_reach(os.path.dirname(python)):
+        home = reach(os.path.realpath(sys.base_prefix))
+        python = f"{home}/bin/python{sys.version_info.major}.{sys.version_info.minor}"
     reached = {p: reach(p) for p in path}
     return _Installation(
-        python,
-        tuple(reached.values()),
-        tuple(reached[p] for p in sites),
-        home if home != base else None,
-        tuple(fds),
+        python, tuple(reached.values()), tuple(reached[p] for p in sites), home, tuple(fds)
     )
 
 
