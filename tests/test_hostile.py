@@ -371,3 +371,16 @@ def test_play_completes_with_the_whole_hostile_set_installed(isolation, tmp_path
     assert header["provenance"]["seats"] == [s["provenance"] for s in results["seats"]]
     assert SECRET not in log.read_text().replace('"type":"deal"', "")
     assert worker_processes() == []
+
+
+def test_a_league_goes_on_past_a_seat_that_cannot_be_built(isolation, tmp_path):
+    done = arena(
+        "league", "--pool", "bayes,hostile:factory,hostile:crash", "--tables", "2",
+        "--deals", "2", "--db", str(tmp_path / "league.sqlite"), "--json", sandbox=isolation,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    standings = {row["policy"]: row for row in json.loads(done.stdout)}
+    # Both faulty policies sat at a table and were scored: bayes played their turns.
+    assert standings["hostile:factory"]["episodes"] >= 1
+    assert standings["hostile:crash"]["episodes"] >= 1
+    assert worker_processes() == []
