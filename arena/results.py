@@ -65,6 +65,9 @@ class Results:
     seats: tuple[SeatResult, ...]
     audit: dict[str, Any] | None = None
     """Diagnostics from the audit reporters; never part of any score."""
+    provenance: dict[str, Any] | None = None
+    """``filters`` and ``reporters`` by name, each ``{distribution, version, isolation}``
+    (each seat's is in its own line)."""
 
     @property
     def points(self) -> list[int]:
@@ -96,6 +99,8 @@ class Results:
             data["usage"] = self.usage
         if self.audit is not None:
             data["audit"] = self.audit
+        if self.provenance is not None:
+            data["provenance"] = self.provenance
         return data
 
 

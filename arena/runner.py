@@ -116,9 +116,11 @@ def run_episode(
         )
         for slot, (spec, tally) in enumerate(zip(specs, outcome.tallies, strict=True))
     )
+    plugins = {kind: provenance[kind] for kind in ("filters", "reporters")}
     results = Results(
-        request.seed, request.mode, outcome.status, outcome.deals_played, seat_results, audit
-    )
+        request.seed, request.mode, outcome.status, outcome.deals_played, seat_results, audit,
+        plugins,
+    )  # fmt: skip
     return results, records
 
 

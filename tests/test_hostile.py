@@ -326,6 +326,11 @@ def test_a_reporter_touches_only_its_own_section(hostile_env, isolation, tmp_pat
     assert results.audit["rewrite"] == {"rewrote": True}
     result_line = next(r for r in records if r["type"] == "result")
     assert result_line["points"] == results.points != [99] * 4
+    assert results.to_json()["provenance"]["reporters"]["rewrite"] == {
+        "distribution": "arena-hostile",
+        "version": "6.6.6",
+        "isolation": isolation,
+    }
     assert sum(results.points) == 0  # rule 6: every point won is a point lost
 
 
