@@ -5,6 +5,7 @@ The command line is built here, in the arena, before the worker runs any code:
 - as root, the worker runs as a fresh uid (:func:`~arena.sandbox.policy.worker_uid`)
   with no capabilities and ``no_new_privs``, through ``setpriv``: it cannot signal
   or ptrace the arena, read its ``/proc`` files, or write what root owns;
+- as root in process mode it gets an empty network namespace (``unshare --net``);
 - under bubblewrap it also gets its own PID, network, IPC and UTS namespaces,
   sees only the Python installation and the import path (read-only) and a
   size-capped private ``/tmp``;
@@ -91,7 +92,13 @@ def _command(
     drop = _drop_privileges(uid) if uid is not None else []
     if policy.isolation == "bwrap":
         return [*_bwrap(policy, uid), *drop, *worker]
-    return [*drop, *worker]
+    return [*_own_network(uid), *drop, *worker]
+
+
+def _own_network(uid: int | None) -> list[str]:
+    """As root, even a plain process gets an empty network namespace: no loopback."""
+    unshare = shutil.which("unshare")
+    return [unshare, "--net", "--"] if uid is not None and unshare else []
 
 
 def _drop_privileges(uid: int) -> list[str]:

@@ -8,8 +8,9 @@ Isolation, strongest first:
 
 - ``bwrap``: bubblewrap namespaces (user data hidden, no network, own PID space),
   and the worker drops to its own unprivileged uid with no capabilities.
-- ``process``: a plain child process, still under its own unprivileged uid when
-  the arena runs as root, in a new session, with nothing but its own pipes.
+- ``process``: a plain child process, still under its own unprivileged uid and
+  in an empty network namespace when the arena runs as root, in a new session,
+  with nothing but its own pipes.
 - ``in-process``: no boundary; only for distributions the user trusts
   (``--trust``) and for plugin authors debugging their seat (``ARENA_SANDBOX=off``).
 """
@@ -125,7 +126,9 @@ class SandboxPolicy:
         if self.isolation == "bwrap":
             what = "bubblewrap namespaces"
         elif self.isolation == "process":
-            what = "a plain process (no bubblewrap: files and loopback network are NOT hidden)"
+            hidden = self.as_root and shutil.which("unshare") is not None
+            network = "" if hidden else " and loopback network"
+            what = f"a plain process (no bubblewrap: files{network} are NOT hidden)"
         else:
             what = "NOTHING: third-party plugins run inside the arena (ARENA_SANDBOX=off)"
         who = ", one unprivileged uid per worker" if self.as_root else ""
