@@ -120,6 +120,7 @@ class Engine:
         fallbacks: Sequence[Seat],
         emit: Callable[[Event], None],
         talk_filters: Sequence[TalkFilter] = (),
+        provenance: dict | None = None,
     ):
         rules = config.rules
         if not len(seats) == len(policies) == len(fallbacks) == rules.seats:
@@ -131,6 +132,7 @@ class Engine:
         self.fallbacks = list(fallbacks)
         self.emit = emit
         self.talk_filters = list(talk_filters)
+        self.provenance = provenance
         self.order = seeding.table_order(config.seed, rules.seats)
         self.deal_streams = seeding.DealStreams(config.seed)
         self.points = [0] * rules.seats
@@ -171,6 +173,7 @@ class Engine:
             deals=self.config.deals,
             max_bids_per_deal=self.rules.max_bids,
             talk=self.config.talk,
+            provenance=self.provenance,
         )
 
     def _clock_ran_out(self, started: float) -> bool:

@@ -64,6 +64,9 @@ class EpisodeStarted(Event):
     deals: int
     max_bids_per_deal: int
     talk: bool
+    provenance: dict[str, Any] | None = None
+    """Who made each plugin at the table and how it ran: ``seats`` (by slot), ``filters``
+    and ``reporters`` (by name), each ``{distribution, version, isolation}``."""
 
 
 @attrs.frozen

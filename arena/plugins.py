@@ -1,9 +1,18 @@
-"""Finding, loading and indexing plugins.
+"""Finding, loading and indexing plugins, on the right side of the trust boundary.
 
-Every plugin, first-party or not, comes from the ``arena`` entry-point group of
-an installed distribution. Loading is forgiving: a plugin that fails to import,
-implements a misspelled hook (``check_pending``) or fails while registering is
-reported as broken and skipped, so one bad plugin never takes the CLI down.
+Every plugin comes from the ``arena`` entry-point group of an installed
+distribution. Discovery reads metadata only (:mod:`arena.sandbox.discovery`).
+This project's own distribution is imported here, in the arena; so is a
+distribution the user trusts (``--trust DIST``, ``ARENA_TRUST``). Every other
+distribution is imported only inside its own sandboxed worker, which reports
+what it registers; its seats, talk filters and reporters then run there too
+(:mod:`arena.sandbox`), and its modes are listed as data but not played.
+
+Names: a first-party name is reserved, and a third party registering it is
+refused with both distributions named. Two third parties registering one name
+keep it as ``DIST:NAME`` each, and the bare name asks which. A plugin that
+fails to import (even with ``SystemExit``), hangs or breaks while registering
+is reported as broken and skipped, so one bad plugin never takes the CLI down.
 
 Environment switches, for tests and for users:
 ``ARENA_DISABLE_PLUGIN_AUTOLOAD=1`` loads no entry points at all;
@@ -14,7 +23,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from importlib.metadata import entry_points
 from typing import Any
 
 import attrs
@@ -23,9 +31,12 @@ import structlog
 
 from arena import hookspecs
 from arena.modes import Mode
+from arena.sandbox.discovery import ENTRY_POINT_GROUP, FIRST_PARTY_DISTRIBUTION, discover
+from arena.sandbox.policy import SandboxPolicy
 
-ENTRY_POINT_GROUP = "arena"
-FIRST_PARTY_DISTRIBUTION = "liars-arena"
+__all__ = ["ENTRY_POINT_GROUP", "FIRST_PARTY_DISTRIBUTION", "load", "new_host"]
+LOCAL = {"distribution": "local", "version": "", "isolation": "in-process"}
+"""Provenance of a plugin registered by hand (tests, the conformance kit)."""
 REGISTRATION_HOOKS = (
     "register_modes",
     "register_seats",
@@ -44,6 +55,10 @@ class DuplicateName(ValueError):
     """Two plugins registered the same name."""
 
 
+class ReservedName(DuplicateName):
+    """A third party registered a name this project's own plugins hold."""
+
+
 @attrs.frozen
 class PluginInfo:
     """One entry point as ``arena plugins`` reports it."""
@@ -54,25 +69,40 @@ class PluginInfo:
     hooks: tuple[str, ...] = ()
     broken: str | None = None
     """Why it was skipped, or ``None`` when it loaded."""
+    isolation: str = "in-process"
+    """Where its code runs: ``in-process``, ``bwrap`` or ``process``."""
+    refused: tuple[str, ...] = ()
+    """Registrations refused (a reserved name), one line each."""
+    modes: tuple[dict, ...] = ()
+    """Modes an untrusted distribution declares: listed as data, not played without --trust."""
 
     @property
     def trust(self) -> str:
-        """``first-party``; ``local`` (registered by hand, in-process); or ``third-party``,
-        whose seats run sandboxed (:mod:`arena.sandbox`)."""
+        """``first-party``; ``local`` (registered by hand, in-process); ``trusted`` (a third
+        party the user let in-process); or ``third-party``, sandboxed (:mod:`arena.sandbox`)."""
         if self.distribution is None:
             return "local"
-        return "first-party" if self.distribution == FIRST_PARTY_DISTRIBUTION else "third-party"
+        if self.distribution == FIRST_PARTY_DISTRIBUTION:
+            return "first-party"
+        return "trusted" if self.isolation == "in-process" else "third-party"
 
 
 @attrs.frozen
 class SeatType:
     name: str
-    factory: Callable[..., Any]
+    factory: Callable[..., Any] | None
+    """Builds the seat in this process; ``None`` for a seat that lives in a worker."""
     description: str = ""
     stochastic: bool = False
     source: str = ""
     argument: str | None = None
     """What the ``name:ARG`` part means, or ``None``: the seat takes no argument."""
+    provenance: dict[str, str] = LOCAL
+    """``distribution``, ``version`` and ``isolation``, as the log and results record them."""
+
+    @property
+    def sandboxed(self) -> bool:
+        return self.factory is None
 
 
 @attrs.frozen
@@ -81,6 +111,7 @@ class TalkFilter:
     apply: Callable[[str, int], str | None]
     order: int = 100
     source: str = ""
+    provenance: dict[str, str] = LOCAL
 
 
 @attrs.frozen
@@ -90,6 +121,7 @@ class Reporter:
     source: str = ""
     pool: Callable[[list[dict]], Any] | None = None
     """``pool(episodes)``: the section over many episodes' results (``arena audit A B``)."""
+    provenance: dict[str, str] = LOCAL
 
 
 @attrs.define
@@ -104,8 +136,25 @@ class Registry:
     def mode(self, name: str) -> Mode:
         return _lookup(self.modes, name, "mode")[0]
 
+    ambiguous: dict[str, list[str]] = attrs.Factory(dict)
+    """Bare names two third parties registered, to their ``DIST:NAME`` forms."""
+
     def seat(self, name: str) -> SeatType:
+        if name in self.ambiguous:
+            raise UnknownName(
+                f"seat {name!r} is registered by several distributions; "
+                f"name one of: {', '.join(self.ambiguous[name])}"
+            )
         return _lookup(self.seats, name, "seat")
+
+    def seat_for(self, spec):
+        """The seat type and plain spec of ``spec``, which may be ``DIST:NAME[:ARG]``."""
+        if spec.name not in self.seats and spec.arg and spec.name not in self.ambiguous:
+            name, sep, arg = spec.arg.partition(":")
+            qualified = f"{spec.name}:{name}"
+            if qualified in self.seats:
+                return self.seats[qualified], attrs.evolve(spec, arg=arg if sep else None)
+        return self.seat(spec.name), spec
 
     def ordered_talk_filters(self) -> list[TalkFilter]:
         return sorted(self.talk_filters.values(), key=lambda f: (f.order, f.name))
@@ -118,53 +167,60 @@ class PluginHost:
     manager: pluggy.PluginManager
     plugins: list[PluginInfo] = attrs.Factory(list)
     registry: Registry = attrs.Factory(Registry)
+    policy: SandboxPolicy | None = None
+    """The sandbox settings, fixed before any third-party code ran; ``None`` in a worker."""
 
     def add(self, plugin: object, name: str, distribution=None, version=None) -> PluginInfo:
-        """Register one plugin object and collect what it registers; never raises."""
+        """Register one plugin object, in this process, and collect what it registers.
+
+        Never raises: a plugin that fails is recorded as broken.
+        """
+        provenance = LOCAL
+        if distribution is not None:
+            provenance = {
+                "distribution": distribution,
+                "version": version or "",
+                "isolation": "in-process",
+            }
         try:
             self.manager.register(plugin, name=name)
             self.manager.check_pending()
         except Exception as exc:  # a hostile or broken plugin must not stop the host
             self._drop(plugin, name)
-            return self._record(PluginInfo(name, distribution, version, broken=_one_line(exc)))
+            return self._record(PluginInfo(name, distribution, version, broken=one_line(exc)))
         try:
-            hooks = self._collect(name)
-        except Exception as exc:
+            hooks = self._collect(name, provenance)
+        except (Exception, SystemExit) as exc:
             self._drop(plugin, name)
-            return self._record(PluginInfo(name, distribution, version, broken=_one_line(exc)))
+            return self._record(PluginInfo(name, distribution, version, broken=one_line(exc)))
         return self._record(PluginInfo(name, distribution, version, hooks=hooks))
 
-    def trust(self, plugin_name: str) -> str:
-        """The trust level of the plugin registered under ``plugin_name``."""
-        for info in self.plugins:
-            if info.name == plugin_name:
-                return info.trust
-        return "local"
-
-    def _collect(self, name: str) -> tuple[str, ...]:
+    def _collect(self, name: str, provenance: dict[str, str]) -> tuple[str, ...]:
         found = []
         for hook_name in REGISTRATION_HOOKS:
             for impl in getattr(self.manager.hook, hook_name).get_hookimpls():
                 if impl.plugin_name == name:
-                    impl.function(register=self._registrar(hook_name, name))
+                    impl.function(register=self._registrar(hook_name, name, provenance))
                     found.append(hook_name)
         return tuple(found)
 
-    def _registrar(self, hook_name: str, source: str) -> Callable[..., None]:
+    def _registrar(self, hook_name: str, source: str, provenance) -> Callable[..., None]:
         reg = self.registry
 
         def register_mode(mode: Mode) -> None:
             _put(reg.modes, mode.name, (mode, source), source)
 
         def register_seat(name, factory, description="", stochastic=False, argument=None) -> None:
-            seat = SeatType(name, factory, description, stochastic, source, argument)
+            seat = SeatType(
+                name, factory, description, stochastic, source, argument, provenance=provenance
+            )
             _put(reg.seats, name, seat, source)
 
         def register_talk_filter(name, apply, order=100) -> None:
-            _put(reg.talk_filters, name, TalkFilter(name, apply, order, source), source)
+            _put(reg.talk_filters, name, TalkFilter(name, apply, order, source, provenance), source)
 
         def register_reporter(name, report, pool=None) -> None:
-            _put(reg.reporters, name, Reporter(name, report, source, pool), source)
+            _put(reg.reporters, name, Reporter(name, report, source, pool, provenance), source)
 
         return {
             "register_modes": register_mode,
@@ -195,24 +251,59 @@ def new_host() -> PluginHost:
     return PluginHost(manager=manager)
 
 
-def load(environ: Mapping[str, str] = os.environ) -> PluginHost:
-    """A host with every installed ``arena`` entry point loaded, as the environment allows."""
+def load(
+    environ: Mapping[str, str] = os.environ, policy: SandboxPolicy | None = None
+) -> PluginHost:
+    """A host with every installed plugin, each on its side of the boundary.
+
+    ``policy`` (default: from ``environ``) is fixed here, before any third-party
+    code runs. Our own distribution and trusted ones are imported in this process
+    first, so their names are taken before any untrusted registration is looked at.
+    """
     host = new_host()
+    host.policy = policy or SandboxPolicy.choose(environ)
     if environ.get("ARENA_DISABLE_PLUGIN_AUTOLOAD"):
         return host
-    blocked = {n.strip() for n in environ.get("ARENA_BLOCK_PLUGINS", "").split(",") if n.strip()}
-    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
-        if ep.name in blocked:
+    untrusted = []
+    for dist in discover(environ):
+        if not dist.first_party and host.policy.isolation_of(dist.name) != "in-process":
+            untrusted.append(dist)
             continue
-        dist = ep.dist.name if ep.dist else None
-        version = ep.dist.version if ep.dist else None
-        try:
-            plugin = ep.load()
-        except Exception as exc:  # an uninstallable plugin is reported, not fatal
-            host._record(PluginInfo(ep.name, dist, version, broken=_one_line(exc)))
-            continue
-        host.add(plugin, ep.name, dist, version)
+        for ep in dist.entry_points:
+            try:
+                plugin = ep.load()
+            except BaseException as exc:  # noqa: BLE001 - even SystemExit: report, go on
+                host._record(PluginInfo(ep.name, dist.name, dist.version, broken=one_line(exc)))
+                continue
+            host.add(plugin, ep.name, dist.name, dist.version)
+    # Imported here so a worker, which imports this module, does not load the host side.
+    from arena.sandbox.remote import describe_all, sandboxed_plugins
+
+    hellos = describe_all(host.policy, [dist.name for dist in untrusted])
+    for dist in untrusted:
+        sandboxed_plugins(host, dist, hellos[dist.name])
     return host
+
+
+def put_third_party(registry: Registry, table: dict, name: str, value: Any, dist: str) -> None:
+    """Register an untrusted distribution's ``name``: reserved names refused, clashes qualified."""
+    if name in table and _provenance_of(table[name])["distribution"] != dist:
+        held = _provenance_of(table[name])["distribution"]
+        if (
+            held in (FIRST_PARTY_DISTRIBUTION, "local")
+            or _provenance_of(table[name])["isolation"] == "in-process"
+        ):
+            raise ReservedName(f"{name!r} is reserved by {held!r}; {dist!r} may not register it")
+        registry.ambiguous[name] = [f"{held}:{name}"]
+        table[f"{held}:{name}"] = table.pop(name)
+    if name in registry.ambiguous:
+        registry.ambiguous[name].append(f"{dist}:{name}")
+        name = f"{dist}:{name}"
+    table[name] = value
+
+
+def _provenance_of(value: Any) -> dict[str, str]:
+    return value.provenance if hasattr(value, "provenance") else LOCAL
 
 
 def _put(table: dict, name: str, value: Any, source: str) -> None:
@@ -234,6 +325,6 @@ def _lookup(table: dict, name: str, kind: str):
     return table[name]
 
 
-def _one_line(exc: BaseException) -> str:
+def one_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0] if text else ''}".rstrip(": ")

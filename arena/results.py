@@ -33,6 +33,8 @@ class SeatResult:
     """Why another policy played this seat throughout (e.g. no API key), if it did."""
     usage: dict[str, int] | None = None
     """Token totals the seat's model calls reported, if it made any."""
+    provenance: dict[str, str] | None = None
+    """The seat's ``distribution``, ``version`` and ``isolation`` (in-process, bwrap, process)."""
 
     def to_json(self) -> dict[str, Any]:
         data = {
@@ -48,6 +50,8 @@ class SeatResult:
         }
         if self.usage is not None:
             data["usage"] = self.usage
+        if self.provenance is not None:
+            data["provenance"] = self.provenance
         return data
 
 
@@ -64,6 +68,9 @@ class Results:
     """Diagnostics from the audit reporters; never part of any score."""
     log_sha256: str | None = None
     """SHA-256 of the event log's bytes these results describe (``arena check --results``)."""
+    provenance: dict[str, Any] | None = None
+    """``filters`` and ``reporters`` by name, each ``{distribution, version, isolation}``
+    (each seat's is in its own line)."""
 
     @property
     def points(self) -> list[int]:
@@ -97,6 +104,8 @@ class Results:
             data["audit"] = self.audit
         if self.log_sha256 is not None:
             data["logSha256"] = self.log_sha256
+        if self.provenance is not None:
+            data["provenance"] = self.provenance
         return data
 
 

@@ -21,11 +21,19 @@ from arena.check.digest import log_digest
 from arena.engine import Engine, EpisodeConfig
 from arena.eventlog import EventLog, LogExists
 from arena.events import Event
-from arena.plugins import PluginHost, Registry, SeatType, UnknownName
+from arena.plugins import (
+    FIRST_PARTY_DISTRIBUTION,
+    PluginHost,
+    Registry,
+    SeatType,
+    UnknownName,
+    one_line,
+)
 from arena.results import Results, SeatResult, usage_by_slot
 from arena.rules import DEFAULT_MAX_BIDS, TableRules
-from arena.sandbox import SandboxedSeat, SandboxPolicy
-from arena.seats import Seat, SeatContext, SeatSpec
+from arena.sandbox.remote import SandboxedSeat, WorkerFailed
+from arena.sandbox.views import mode_to_json
+from arena.seats import Seat, SeatContext, SeatSpec, SeatUnavailable
 from arena_plugins.scripted import bayes as bayes_baseline
 
 log = structlog.get_logger(__name__)
@@ -119,21 +127,29 @@ def run_episode(
     registry = host.registry
     config = build_config(registry, request)
     specs = table_specs(request, environ, registry)
+    typed = [registry.seat_for(spec) for spec in specs]  # an unknown name fails before any start
+    for slot, (seat_type, spec) in enumerate(typed):
+        try:
+            _refuse_unwanted_arg(seat_type, spec)
+        except ValueError as exc:
+            raise SetupError(f"seat {slot} ({spec}): {exc}") from None
     fallbacks = [_fallback_seat(config, slot) for slot in range(config.rules.seats)]
-    filters = [f.apply for f in registry.ordered_talk_filters()]
+    filters = registry.ordered_talk_filters()
     policies = tuple(str(spec) for spec in specs)
+    provenance = {
+        "seats": [seat_type.provenance for seat_type, _ in typed],
+        "filters": {f.name: f.provenance for f in filters},
+        "reporters": {r.name: r.provenance for r in registry.reporters.values()},
+    }
     seats = []
     try:
-        for slot, spec in enumerate(specs):
-            local = (local_seats or {}).get(spec.name)
-            if local is not None:
-                seats.append(build_seat(registry, config, slot, spec, policies, local))
-            else:
-                seats.append(_table_seat(host, config, slot, spec, policies, environ))
+        seats = _table_seats(host, config, typed, policies, local_seats or {})
         event_log = _open_log(log_path, force)
         try:
             emit = event_log.emit if on_record is None else _tee(event_log, on_record)
-            engine = Engine(config, seats, policies, fallbacks, emit, filters)
+            engine = Engine(
+                config, seats, policies, fallbacks, emit, [f.apply for f in filters], provenance
+            )
             outcome = engine.play()
             records = event_log.records()
             audit = run_audit(registry.reporters.values(), records)
@@ -145,9 +161,9 @@ def run_episode(
             raise EpisodeInterrupted(reason, event_log.interrupt(reason)) from None
         event_log.close()
     finally:
-        for seat in seats:
-            if hasattr(seat, "close"):
-                seat.close()
+        for part in (*seats, *(f.apply for f in filters)):
+            if hasattr(part, "close"):
+                part.close()
     usage = usage_by_slot(records, config.rules.seats)
     seat_results = tuple(
         SeatResult(
@@ -161,9 +177,11 @@ def run_episode(
             faults=tally.faults,
             stand_in=getattr(seats[slot], "stand_in", None),
             usage=usage[slot],
+            provenance=provenance["seats"][slot],
         )
         for slot, (spec, tally) in enumerate(zip(specs, outcome.tallies, strict=True))
     )
+    plugins = {kind: provenance[kind] for kind in ("filters", "reporters")}
     results = Results(
         request.seed,
         request.mode,
@@ -171,6 +189,7 @@ def run_episode(
         outcome.deals_played,
         seat_results,
         audit,
+        provenance=plugins,
         log_sha256=log_digest(event_log.text().encode("utf-8")),
     )
     return results, records
@@ -204,62 +223,80 @@ def build_seat(
 
     ``policies`` is every seat's spec by slot, as the table's name cards show them.
     """
-    if factory is None:
-        factory = registry.seat(spec.name).factory
-    context = SeatContext(
-        slot=slot,
-        seed=config.seed,
-        rules=config.rules,
-        rng=seeding.stream(config.seed, seeding.SEAT, slot),
-        arg=spec.arg,
-        talk=config.talk,
-        policies=policies,
+    seat_type, spec = registry.seat_for(spec)
+    context = SeatContext.derive(
+        config.seed, slot, config.rules, arg=spec.arg, talk=config.talk, policies=policies
     )
-    try:
-        return factory(context)
-    except Exception as exc:  # a seat that cannot be built is a setup error, with its reason
-        raise SetupError(f"seat {slot} ({spec}): {exc}") from None
+    return (factory or seat_type.factory)(context)
 
 
-def _table_seat(
+@attrs.frozen
+class Unavailable:
+    """A seat that could not be built or started: every turn is a fault, bayes plays it."""
+
+    stand_in: str
+
+    def decide(self, view):
+        raise SeatUnavailable(self.stand_in)
+
+
+def _table_seats(
     host: PluginHost,
     config: EpisodeConfig,
-    slot: int,
-    spec: SeatSpec,
+    typed,
     policies: tuple[str, ...],
-    environ: Mapping[str, str],
+    local_seats: Mapping[str, Callable[[SeatContext], Seat]],
 ):
-    """A seat as it will sit at the table: third-party policies go into the sandbox."""
-    seat_type = host.registry.seat(spec.name)
-    try:
-        _refuse_unwanted_arg(seat_type, spec)
-    except ValueError as exc:
-        raise SetupError(f"seat {slot} ({spec}): {exc}") from None
-    source = seat_type.source
-    if host.trust(source) != "third-party":
-        return build_seat(host.registry, config, slot, spec, policies)
-    try:
-        policy = SandboxPolicy.from_environ(environ)
-    except ValueError as exc:
-        raise SetupError(str(exc)) from None
-    if policy.mode == "off":
-        return build_seat(host.registry, config, slot, spec, policies)
-    if policy.mode == "process":
-        log.warning("bubblewrap not found: third-party seat runs in a plain subprocess", slot=slot)
+    """The seats as they sit at the table; sandboxed workers are all started, then awaited.
+
+    ``local_seats`` are factories the caller supplies for some seat names (the table
+    server's browser seats); they are built here, in-process, like first-party seats.
+    """
+    seats: list = []
+    for slot, (seat_type, spec) in enumerate(typed):
+        local = local_seats.get(spec.name)
+        if seat_type.sandboxed and local is None:
+            seats.append(_start_sandboxed(host, config, slot, seat_type, spec, policies))
+            continue
+        try:
+            seats.append(build_seat(host.registry, config, slot, spec, policies, local))
+        except Exception as exc:
+            if seat_type.provenance["distribution"] in (FIRST_PARTY_DISTRIBUTION, "local"):
+                # our own factories refuse a bad spec: the user's table is wrong, say why
+                raise SetupError(f"seat {slot} ({spec}): {exc}") from None
+            # a third party's factory that raises costs its seat, not the table or league
+            seats.append(_unavailable(slot, spec, f"its factory raised {one_line(exc)}"))
+    for slot, seat in enumerate(seats):
+        if isinstance(seat, SandboxedSeat):
+            try:
+                seat.ready()
+            except WorkerFailed as exc:
+                seat.close()
+                seats[slot] = _unavailable(slot, typed[slot][1], f"its worker failed: {exc}")
+    return seats
+
+
+def _start_sandboxed(host, config, slot, seat_type, spec, policies):
     setup = {
-        "mode": config.rules.mode.name,
-        "seed": config.seed,
+        "name": seat_type.name,
+        "slot": slot,
+        "privateSeed": seeding.private_seed(config.seed, seeding.SEAT, slot),
+        "mode": mode_to_json(config.rules.mode),
         "seats": config.rules.seats,
         "maxBids": config.rules.max_bids,
         "talk": config.talk,
-        "slot": slot,
-        "spec": str(spec),
+        "arg": spec.arg,
         "policies": list(policies),
     }
     try:
-        return SandboxedSeat(setup, policy)
-    except Exception as exc:  # the plugin could not even start: the user's table is wrong
-        raise SetupError(f"seat {slot} ({spec}): {exc}") from None
+        return SandboxedSeat(host.policy, seat_type.provenance["distribution"], setup)
+    except (OSError, WorkerFailed) as exc:
+        return _unavailable(slot, spec, f"its worker did not start: {exc}")
+
+
+def _unavailable(slot: int, spec: SeatSpec, reason: str) -> Unavailable:
+    log.warning("seat unavailable, bayes plays it", slot=slot, seat=str(spec), reason=reason)
+    return Unavailable(f"bayes played seat {slot} ({spec}): {reason}"[:500])
 
 
 def _tee(event_log: EventLog, on_record: Callable[[dict], None]) -> Callable[[Event], None]:
@@ -287,10 +324,5 @@ def _refuse_unwanted_arg(seat_type: SeatType, spec: SeatSpec) -> None:
 
 def _fallback_seat(config: EpisodeConfig, slot: int):
     """Rule 11's fallback: the bayes baseline, on its own seeded stream."""
-    context = SeatContext(
-        slot=slot,
-        seed=config.seed,
-        rules=config.rules,
-        rng=seeding.stream(config.seed, seeding.FALLBACK, slot),
-    )
+    context = SeatContext.derive(config.seed, slot, config.rules, seeding.FALLBACK)
     return bayes_baseline(context)

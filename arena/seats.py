@@ -16,6 +16,7 @@ from typing import Any, Protocol
 import attrs
 import numpy as np
 
+from arena import seeding
 from arena.actions import Action
 from arena.rules import TableRules
 from arena.view import SeatView
@@ -51,18 +52,29 @@ class Reply:
 
 @attrs.frozen
 class SeatContext:
-    """What a seat factory is given to build one seat."""
+    """What a seat factory is given to build one seat: public table facts and a private stream.
+
+    Never the episode seed: rule 1's dealing is public code, so the seed is every
+    hand of the episode. :meth:`derive` builds a context the way the runner does.
+    """
 
     slot: int
-    seed: int
     rules: TableRules
     rng: np.random.Generator = attrs.field(eq=False)
-    """The seat's own stream, derived from (seed, slot)."""
+    """The seat's own stream (:func:`arena.seeding.private_stream`): the seed is not
+    recoverable from it."""
     arg: str | None = None
     """The part after ``name:`` in the seat spec (e.g. a policy prompt path)."""
     talk: bool = False
     policies: tuple[str, ...] = ()
     """Every seat's spec, by slot: public, like name cards at the table (not in the view)."""
+
+    @classmethod
+    def derive(
+        cls, seed: int, slot: int, rules: TableRules, domain: int = seeding.SEAT, **public: Any
+    ) -> SeatContext:
+        """The context of ``slot`` in an episode on ``seed``; ``public`` sets the other fields."""
+        return cls(slot=slot, rules=rules, rng=seeding.private_stream(seed, domain, slot), **public)
 
 
 @attrs.frozen

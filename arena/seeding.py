@@ -5,6 +5,11 @@ spawn keys), so no stream depends on how much another stream was used or on
 process order: the hands of deal d depend only on (seed, d), the table order
 only on the seed, and a seat's tie-breaking stream only on (seed, slot).
 
+A seat's own stream is the one exception to spawn keys: a seat holds its
+generator, so its state must not lead back to the master seed (rule 1's
+dealing is public code, and the seed is all it needs). :func:`private_stream`
+seeds it from a keyed BLAKE2b digest of (seed, domain, slot) instead, see there.
+
 Deals are the one hot spot: a ``SeedSequence`` per deal cost more than all of a
 scripted deal's decisions, so :class:`DealStreams` seeds one stream per episode
 and jumps it ahead to each deal's own stretch instead.
@@ -12,6 +17,7 @@ and jumps it ahead to each deal's own stretch instead.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 
 import numpy as np
@@ -27,6 +33,31 @@ def stream(seed: int, domain: int, *index: int) -> np.random.Generator:
     return np.random.Generator(
         np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(domain, *index)))
     )
+
+
+PRIVATE_STREAM_KEY = b"liars-arena private seat stream v1"
+"""Separates private-stream digests from any other use of BLAKE2b over the same text."""
+
+
+def private_stream(seed: int, domain: int, slot: int) -> np.random.Generator:
+    """A seat's own generator for (seed, domain, slot); see :func:`private_seed`."""
+    return np.random.Generator(np.random.PCG64(private_seed(seed, domain, slot)))
+
+
+def private_seed(seed: int, domain: int, slot: int) -> int:
+    """The seed of a seat's own stream, from which the episode seed cannot be recovered.
+
+    The generator's state is a function of a 256-bit keyed BLAKE2b digest, never of
+    the seed directly. Going back from the state to the seed means inverting
+    BLAKE2b (preimage resistance), so the deal streams, which are keyed by the seed
+    itself, stay out of reach. What no derivation can stop is guessing: a seat that
+    tries candidate seeds against its own dealt hands finds a small seed (0, 1, 42)
+    at once, so adversarial tables need seeds drawn from a large space (a league
+    draws 62-bit table seeds).
+    """
+    message = f"{seed}/{domain}/{slot}".encode()
+    digest = hashlib.blake2b(message, digest_size=32, key=PRIVATE_STREAM_KEY).digest()
+    return int.from_bytes(digest, "big")
 
 
 class DealStreams:

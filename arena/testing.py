@@ -15,6 +15,11 @@ party's test suite runs exactly the checks ours does::
 every installed mode, alone and beside the ``random`` and ``bayes`` seats; it
 fails when the seat causes a rejection, a fault or a fallback (rule 11), when
 the same seed does not give the same game, or when the seat mutates its view.
+Then it plays one table per mode with the seat in every slot through the real
+sandbox, as a third party's seat is played: a worker under the arena's
+isolation, given only its view. A seat that only works in-process (it needs
+the arena's environment, files or network) fails there.
+``check_talk_filter`` and ``check_reporter`` check the other two kinds of plugin.
 ``check_mode`` checks a mode's ``draw`` and ``render`` contract. Failures are
 plain ``AssertionError``\\ s naming the table; no test framework is required.
 """
@@ -22,6 +27,7 @@ plain ``AssertionError``\\ s naming the table; no test framework is required.
 from __future__ import annotations
 
 import copy
+import json
 import random
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -31,7 +37,7 @@ import numpy as np
 
 from arena.hookspecs import hookimpl
 from arena.modes import Mode
-from arena.plugins import PluginHost, load
+from arena.plugins import PluginHost, SeatType, load
 from arena.rules import MAX_SEATS, MIN_SEATS
 from arena.runner import EpisodeRequest, run_episode
 from arena.seats import SeatContext, SeatSpec
@@ -52,11 +58,13 @@ def check_seat(
     seat_counts: Iterable[int] = range(MIN_SEATS, MAX_SEATS + 1),
     seeds: Iterable[int] = (0,),
     deals: int = 4,
+    sandbox: bool = True,
 ) -> None:
     """Play ``factory``'s seat on seeded tables; raise ``AssertionError`` on any misconduct.
 
     ``modes`` are installed mode names (default: all). Each table is played twice
-    to check that the same seed gives the same event log.
+    to check that the same seed gives the same event log. ``sandbox=False`` skips
+    the sandboxed pass (for a factory that is not importable by module and name).
     """
     kit = _KitPlugin(factory)
     host = load()
@@ -78,6 +86,62 @@ def check_seat(
                     )
                     where = f"{mode}, {seats} seats, {layout}, seed {seed}"
                     _check_table(host, kit, request, where)
+    if sandbox:
+        _check_sandboxed(factory, mode_names, seeds, deals)
+
+
+def _check_sandboxed(factory, mode_names: list[str], seeds: Iterable[int], deals: int) -> None:
+    """One 4-seat table per mode, every seat the factory's, each in its own worker."""
+    name = f"{factory.__module__}:{factory.__qualname__}"
+    assert "<locals>" not in name and factory.__module__ != "__main__", (
+        f"{name}: the sandbox imports the seat by module and name, so it must be defined "
+        "at module level of an importable module (or pass sandbox=False)"
+    )
+    host = load()
+    isolation = host.policy.isolation
+    if isolation == "in-process":
+        return  # ARENA_SANDBOX=off: the in-process sweep above is all there is
+    provenance = {"distribution": name, "version": "", "isolation": isolation}
+    host.registry.seats[UNDER_TEST] = SeatType(name, None, "", False, name, provenance=provenance)
+    for mode in mode_names:
+        for seed in seeds:
+            request = EpisodeRequest(
+                mode=mode, seed=seed, deals=deals, seat_specs=(SeatSpec(UNDER_TEST),) * 4
+            )
+            _check_table(host, _KitPlugin(factory), request, f"{mode}, sandboxed ({isolation})")
+
+
+# --- talk filters and reporters -------------------------------------------------------------
+
+
+SAMPLE_LINES = ("", "hello", "I hold three fives, honest", "é" * 300, "x" * 5000)
+
+
+def check_talk_filter(apply: Callable[[str, int], str | None], seats: int = 4) -> None:
+    """``apply(text, speaker)`` returns a str or ``None`` for any line, the same each time."""
+    for text in SAMPLE_LINES:
+        for speaker in range(seats):
+            first, second = apply(text, speaker), apply(text, speaker)
+            where = f"filter on {text[:20]!r} from seat {speaker}"
+            assert first is None or isinstance(first, str), f"{where}: returned {first!r}"
+            assert first == second, f"{where}: returned {first!r} and then {second!r}"
+
+
+def check_reporter(report: Callable[[list[dict]], Any], seeds: Iterable[int] = (0, 1)) -> None:
+    """``report(records)`` on real logs: JSON-able, the same each time, the records untouched."""
+    host = load()
+    for seed in seeds:
+        _, records = run_episode(host, EpisodeRequest(seed=seed, deals=4), environ={})
+        records = [r for r in records if r["type"] != "audit"]
+        before = copy.deepcopy(records)
+        section = report(records)
+        assert records == before, f"seed {seed}: the reporter changed the records it was given"
+        assert json.loads(json.dumps(section)) == section, (
+            f"seed {seed}: the section is not plain JSON: {section!r}"
+        )
+        assert report(copy.deepcopy(before)) == section, (
+            f"seed {seed}: the same log gave another section"
+        )
 
 
 @attrs.define

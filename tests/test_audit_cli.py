@@ -90,7 +90,7 @@ def test_append_writes_the_flags_after_result_and_never_twice(tmp_path, capsys):
 
 def test_append_keeps_play_lines_byte_for_byte_and_adds_one_line_per_flag(tmp_path, monkeypatch):
     # A stand-in flags reporter (two flags) in place of ours, so there is a tail to write.
-    def flagging_host(environ=None):
+    def flagging_host(environ=None, policy=None):
         host = load({"ARENA_BLOCK_PLUGINS": "collusion_flags"})
         host.add(FlagEveryPair(), "flag_every_pair")
         return host

@@ -133,7 +133,12 @@ def test_reporters_change_no_score_and_no_line_of_play(host, flagging_host):
         audited, audited_log = run_episode(audited_host, TABLE, environ={})
         assert audited.seats == plain.seats
         assert audited.points == plain.points and audited.score == plain.score
-        assert [r for r in audited_log if r["type"] != "audit"] == plain_log
+        # The header's provenance names the reporters at the table; every other line agrees.
+        head, plain_head = audited_log[0], plain_log[0]
+        assert set(head["provenance"]["reporters"]) == set(audited_host.registry.reporters)
+        assert plain_head["provenance"]["reporters"] == {}
+        assert {**head, "provenance": None} == {**plain_head, "provenance": None}
+        assert [r for r in audited_log[1:] if r["type"] != "audit"] == plain_log[1:]
     assert plain.audit == {}
 
 
@@ -153,6 +158,7 @@ def test_a_third_party_reporter_installed_by_entry_point_lands_under_its_name(tm
             """
         )
     )
+    tmp_path.chmod(0o755)  # as root, the reporter runs in a worker under another uid
     dist = tmp_path / "deal_counter-1.0.dist-info"
     dist.mkdir()
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: deal-counter\nVersion: 1.0\n")

@@ -220,8 +220,7 @@ def play_recorded(mode, seats, seed, deals, max_bids, observer, swaps, talk=True
     config = EpisodeConfig(rules=rules, seed=seed, deals=deals, talk=talk)
     table = [PromptRecorder(rules) for _ in range(seats)]
     fallbacks = [
-        bayes(SeatContext(slot, seed, rules, seeding.stream(seed, seeding.FALLBACK, slot)))
-        for slot in range(seats)
+        bayes(SeatContext.derive(seed, slot, rules, seeding.FALLBACK)) for slot in range(seats)
     ]
     Engine(config, table, ["claude"] * seats, fallbacks, lambda event: None).play()
     return [json.dumps(r, sort_keys=True) for r in table[observer].requests]
@@ -255,10 +254,7 @@ def test_each_prompt_extends_the_same_seats_previous_one():
     rules = TableRules(mode=DICE, seats=seats, max_bids=6)
     config = EpisodeConfig(rules=rules, seed=5, deals=deals, talk=True)
     table = [PromptRecorder(rules) for _ in range(seats)]
-    fallbacks = [
-        bayes(SeatContext(s, 5, rules, seeding.stream(5, seeding.FALLBACK, s)))
-        for s in range(seats)
-    ]
+    fallbacks = [bayes(SeatContext.derive(5, s, rules, seeding.FALLBACK)) for s in range(seats)]
     Engine(config, table, ["claude"] * seats, fallbacks, lambda event: None).play()
     for seat in table:
         assert len(seat.requests) >= deals

@@ -32,7 +32,8 @@ from plugins_for_tests.harness import context, make_view
 from arena.actions import Bid, Challenge
 from arena.rules import TableRules
 from arena.runner import EpisodeRequest, SetupError, run_episode
-from arena.sandbox_worker import _build
+from arena.sandbox.views import mode_to_json
+from arena.sandbox.worker import build_seat
 from arena.seats import SeatSpec
 from arena_plugins.colluder import CALL_BELOW, Colluder, partners
 from arena_plugins.dice import DICE
@@ -180,6 +181,7 @@ def register_seats(register):
 def test_a_sandboxed_seat_gets_the_same_name_cards(tmp_path):
     # A third-party seat runs in the sandbox worker, built from the setup message; it
     # writes the name cards it was given into its private notes, which the log keeps.
+    tmp_path.chmod(0o755)  # as root the worker runs as another uid: plugins must be readable
     (tmp_path / "name_cards.py").write_text(textwrap.dedent(NAME_CARDS))
     dist = tmp_path / "name_cards-1.0.dist-info"
     dist.mkdir()
@@ -201,11 +203,11 @@ def test_a_sandboxed_seat_gets_the_same_name_cards(tmp_path):
     assert notes == {"bayes,cards,colluder:cards,random"}
 
 
-def test_the_sandbox_worker_builds_a_colluder_with_its_partners():
-    table = {"mode": "dice", "seed": 3, "seats": 4, "maxBids": 12, "talk": False}
-    seat = {"slot": 3, "spec": "colluder", "policies": ["colluder", "bayes", "random", "colluder"]}
-    setup = table | seat
-    assert _build(setup).partners == {0}
+def test_the_sandbox_worker_builds_a_colluder_with_its_partners(host):
+    table = {"mode": mode_to_json(DICE), "seats": 4, "maxBids": 12, "talk": False}
+    seat = {"slot": 3, "name": "colluder", "arg": None, "privateSeed": 3}
+    setup = table | seat | {"policies": ["colluder", "bayes", "random", "colluder"]}
+    assert build_seat(host.registry, setup).partners == {0}
 
 
 def test_it_is_registered_as_a_test_policy(host):

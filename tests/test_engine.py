@@ -38,7 +38,7 @@ def observed_views(
     config = EpisodeConfig(rules=rules, seed=seed, deals=deals)
 
     def ctx(slot, domain):
-        return SeatContext(slot, seed, rules, seeding.stream(seed, domain, slot))
+        return SeatContext.derive(seed, slot, rules, domain)
 
     recorder = Recording(bayes(ctx(observer, seeding.SEAT)))
     table = [

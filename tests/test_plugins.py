@@ -186,6 +186,7 @@ def distribution(root: Path, name: str, module: str, entry: str, source: str) ->
 @pytest.fixture(scope="module")
 def third_party(tmp_path_factory):
     root = tmp_path_factory.mktemp("site")
+    root.chmod(0o755)  # as root, sandbox workers run as other uids: installed code is readable
     distribution(root, "arena-cautious", "arena_cautious", "cautious", CAUTIOUS)
     distribution(root, "arena-broken", "arena_broken", "broken3p", BROKEN)
     path = os.pathsep.join(p for p in (str(root), os.environ.get("PYTHONPATH")) if p)

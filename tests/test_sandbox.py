@@ -19,7 +19,7 @@ import pytest
 
 from arena.engine import Engine, EpisodeConfig
 from arena.rules import TableRules
-from arena.sandbox import view_from_json, view_to_json
+from arena.sandbox.views import view_from_json, view_to_json
 from arena_plugins.dice import DICE
 
 PLUGIN_DIR = Path(__file__).parent / "sandbox_plugin"

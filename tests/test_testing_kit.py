@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import random
 
 import numpy as np
@@ -9,7 +10,7 @@ import pytest
 
 from arena.actions import Bid, Challenge
 from arena.modes import Mode
-from arena.testing import check_mode, check_seat
+from arena.testing import check_mode, check_reporter, check_seat, check_talk_filter
 from arena_plugins.dice import DICE
 from arena_plugins.poker import POKER
 from arena_plugins.random_seat import RandomSeat
@@ -102,6 +103,55 @@ def test_the_kit_catches_a_bad_seat(seat, message):
 
 def test_a_legal_seat_passes_the_same_sweep():
     check_seat(Lowest, modes=["dice"])  # the bad seats above differ from this in one way
+
+
+class NeedsTheArenasEnvironment(Lowest):
+    """Legal in-process; in the sandbox the arena's environment is not there to read."""
+
+    def __init__(self, context):
+        super().__init__(context)
+        self.token = os.environ["ARENA_KIT_PROBE"]
+
+
+def test_the_kit_plays_the_seat_in_the_real_sandbox(monkeypatch):
+    monkeypatch.setenv("ARENA_KIT_PROBE", "only in the arena")
+    check_seat(NeedsTheArenasEnvironment, modes=["dice"], seat_counts=[2], sandbox=False)
+    with pytest.raises(AssertionError, match=r"sandboxed .*caused a fault.*KeyError"):
+        check_seat(NeedsTheArenasEnvironment, modes=["dice"], seat_counts=[2])
+
+
+def test_a_seat_the_sandbox_cannot_import_is_refused_with_the_reason():
+    class Local(Lowest):
+        pass
+
+    with pytest.raises(AssertionError, match="must be defined at module level"):
+        check_seat(Local, modes=["dice"], seat_counts=[2])
+
+
+# --- talk filters and reporters ---------------------------------------------------------------
+
+
+def test_the_shipped_talk_filters_and_reporters_conform(host):
+    for talk_filter in host.registry.talk_filters.values():
+        check_talk_filter(talk_filter.apply)
+    check_reporter(host.registry.reporters["faced"].report)
+
+
+def test_the_kit_catches_a_filter_returning_a_number_and_one_that_is_not_repeatable():
+    with pytest.raises(AssertionError, match="returned 5"):
+        check_talk_filter(lambda text, speaker: 5)
+    counter = iter(range(10**6))
+    with pytest.raises(AssertionError, match="and then"):
+        check_talk_filter(lambda text, speaker: f"{text} {next(counter)}")
+
+
+def test_the_kit_catches_a_reporter_that_rewrites_the_log():
+    def rewrites(records):
+        records[-1]["points"] = [0] * len(records[-1]["points"])
+        return {}
+
+    with pytest.raises(AssertionError, match="changed the records"):
+        check_reporter(rewrites)
 
 
 # --- bad modes ----------------------------------------------------------------------------

@@ -24,12 +24,21 @@ from arena import __version__, logconfig
 from arena.cli import audit, check, league, listings, play, replay, serve, show
 from arena.cli.options import USAGE_ERROR, Parser
 from arena.eventlog import LogError, LogExists, LogWriteError
-from arena.plugins import DuplicateName, UnknownName, load
+from arena.plugins import DuplicateName, PluginHost, UnknownName, load
 from arena.runner import EpisodeInterrupted, SetupError, Terminated
+from arena.sandbox.policy import CHOICES, PolicyError, SandboxPolicy
 from arena.store import StoreError
 
 COMMANDS = (play, serve, league, audit, check, replay, show, listings)
-USER_ERRORS = (SetupError, UnknownName, DuplicateName, LogError, LogExists, StoreError)
+USER_ERRORS = (
+    SetupError,
+    UnknownName,
+    DuplicateName,
+    LogError,
+    LogExists,
+    StoreError,
+    PolicyError,
+)
 RUN_FAILED = 1
 INTERRUPTED = 130
 
@@ -40,15 +49,37 @@ VERBOSE_HELP = "more log output: -v info, -vv debug (default: warnings only)"
 def build_parser() -> Parser:
     parser = Parser(prog="arena", description="Liar's Dice / Liar's Poker arena.")
     parser.add_argument("--version", action="version", version=f"arena {__version__}")
-    parser.add_argument("-v", "--verbose", action="count", default=0, help=VERBOSE_HELP)
+    _add_global_options(parser, defaults=True)
     commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     for command in COMMANDS:
         command.register(commands)
-    for subcommand in commands.choices.values():  # -v also works after the subcommand
-        subcommand.add_argument(
-            "-v", "--verbose", action="count", default=argparse.SUPPRESS, help=VERBOSE_HELP
-        )
+    for subcommand in commands.choices.values():  # they also work after the subcommand
+        _add_global_options(subcommand, defaults=False)
     return parser
+
+
+def _add_global_options(parser: argparse.ArgumentParser, defaults: bool) -> None:
+    """-v, --sandbox and --trust: given before the subcommand or after it."""
+
+    def default(value):
+        return value if defaults else argparse.SUPPRESS
+
+    parser.add_argument("-v", "--verbose", action="count", default=default(0), help=VERBOSE_HELP)
+    parser.add_argument(
+        "--sandbox",
+        choices=CHOICES,
+        default=default(None),
+        help="isolation of third-party plugins (default $ARENA_SANDBOX, else auto: "
+        "bwrap when installed, else a plain process)",
+    )
+    parser.add_argument(
+        "--trust",
+        action="append",
+        default=default([]),
+        metavar="DIST",
+        help="run this third-party distribution in-process, unsandboxed (repeatable; "
+        "also $ARENA_TRUST=dist,...; default: none)",
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -57,7 +88,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     in_main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _terminate) if in_main else None
     try:
-        return args.run(args, load())
+        return args.run(args, load_for_command(args))
     except USER_ERRORS as exc:
         print(f"arena: error: {exc}", file=sys.stderr)
         return USAGE_ERROR
@@ -80,3 +111,21 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _terminate(signum, frame):
     raise Terminated
+
+
+def load_for_command(args) -> PluginHost:
+    """The plugins under the sandbox the command line asks for, announced in one line.
+
+    The choice is also exported to the environment, so a league's worker
+    processes load under the same policy.
+    """
+    policy = SandboxPolicy.choose(os.environ, args.sandbox, tuple(args.trust))
+    if args.sandbox:
+        os.environ["ARENA_SANDBOX"] = args.sandbox
+    if args.trust:
+        os.environ["ARENA_TRUST"] = ",".join(sorted(policy.trusted))
+    host = load(os.environ, policy)
+    if any(info.trust in ("third-party", "trusted") for info in host.plugins):
+        level = "note" if policy.isolation == "bwrap" and not policy.trusted else "warning"
+        print(f"arena: {level}: {policy.summary()}", file=sys.stderr)
+    return host

@@ -46,11 +46,14 @@ def plugins_command(args: argparse.Namespace, host: PluginHost) -> int:
             "distribution": info.distribution,
             "version": info.version,
             "trust": info.trust,
+            "isolation": info.isolation,
             "hooks": list(info.hooks),
             "reporters": sorted(
                 name for name, r in host.registry.reporters.items() if r.source == info.name
             ),
             "broken": info.broken,
+            "refused": list(info.refused),
+            "modes": list(info.modes),
         }
         for info in host.plugins
     ]
@@ -65,9 +68,16 @@ def _plugin_line(row: dict) -> str:
     status = f"BROKEN: {row['broken']}" if row["broken"] else ", ".join(row["hooks"])
     if row["reporters"]:
         status += f" (reporters: {', '.join(row['reporters'])})"
+    if row["refused"]:
+        status += f" (refused: {'; '.join(row['refused'])})"
+    if row["modes"]:
+        status += (
+            f" (modes, not playable without --trust: {', '.join(m['name'] for m in row['modes'])})"
+        )
     name, dist, version = row["name"], row["distribution"] or "?", row["version"] or "?"
+    where = row["trust"] if row["trust"] != "third-party" else f"third-party, {row['isolation']}"
     head = textwrap.fill(
-        f"{name:<15} {dist} {version} [{row['trust']}]",
+        f"{name:<15} {dist} {version} [{where}]",
         LISTING_WIDTH,
         subsequent_indent=" " * 4,
         break_on_hyphens=False,

@@ -37,9 +37,7 @@ def plugged(module: object, name: str, environ: dict[str, str] | None = None):
 
 def context(rules: TableRules, slot: int = 0, seed: int = 0) -> SeatContext:
     """A seat context with the generator the runner would give (seed, slot)."""
-    return SeatContext(
-        slot=slot, seed=seed, rules=rules, rng=seeding.stream(seed, seeding.SEAT, slot)
-    )
+    return SeatContext.derive(seed, slot, rules)
 
 
 def legal_actions(rules: TableRules, bids: Sequence[tuple[int, int, int]]) -> LegalActions:
@@ -106,8 +104,7 @@ def play_table(
     rules = TableRules(mode=mode, seats=len(seats), max_bids=max_bids)
     config = EpisodeConfig(rules=rules, seed=seed, deals=deals, talk=talk, clock=clock)
     fallbacks = [
-        bayes(SeatContext(slot, seed, rules, seeding.stream(seed, seeding.FALLBACK, slot)))
-        for slot in range(len(seats))
+        bayes(SeatContext.derive(seed, slot, rules, seeding.FALLBACK)) for slot in range(len(seats))
     ]
     names = list(names) if names else [type(seat).__name__ for seat in seats]
     log = EventLog()

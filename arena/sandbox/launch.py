@@ -1,0 +1,273 @@
+"""Starting a worker under the policy's isolation, and making sure all of it ends.
+
+The command line is built here, in the arena, before the worker runs any code:
+
+- as root, the worker runs as a fresh uid (:func:`~arena.sandbox.policy.worker_uid`)
+  with no capabilities and ``no_new_privs``, through ``setpriv``: it cannot signal
+  or ptrace the arena, read its ``/proc`` files, or write what root owns;
+- as root in process mode it gets an empty network namespace (``unshare --net``);
+- under bubblewrap it also gets its own PID, network, IPC and UTS namespaces,
+  sees only the Python installation and the import path (read-only) and a
+  size-capped private ``/tmp``;
+- either way: a new session, a scrubbed environment, stdin from ``/dev/null``,
+  stdout and stderr into one pipe the host keeps a capped copy of, and the
+  protocol on two dedicated pipe fds, passed by number; nothing else is inherited.
+
+When the seat ends, :meth:`WorkerProcess.kill` kills the process group and then
+every process still running under the worker's uid, which catches daemons that
+left the group with ``setsid``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import attrs
+import structlog
+
+import arena
+from arena.sandbox.policy import SandboxPolicy, worker_uid
+
+KEPT_ENVIRONMENT = ("PATH", "LANG", "LC_ALL")
+SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64")
+
+log = structlog.get_logger(__name__)
+
+
+class WorkerProcess:
+    """A running worker: its process, the protocol fds on our side, its output pipe."""
+
+    def __init__(self, policy: SandboxPolicy, distribution: str):
+        to_worker_r, self.to_worker = os.pipe()
+        self.from_worker, from_worker_w = os.pipe()
+        out_r, out_w = os.pipe()
+        self.output = out_r
+        self.uid = worker_uid() if policy.as_root else None
+        worker_fds = (to_worker_r, from_worker_w)
+        installation = _installation(policy, self.uid)
+        extra_fds = installation.fds
+        command = _command(policy, distribution, worker_fds, self.uid, installation.python)
+        try:
+            self.process = subprocess.Popen(
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=out_w,
+                stderr=out_w,
+                pass_fds=(*worker_fds, *extra_fds),
+                env=_environment(policy, installation),
+                cwd="/",
+                start_new_session=True,
+            )
+        finally:
+            for fd in (*worker_fds, out_w, *extra_fds):
+                os.close(fd)
+
+    def kill(self) -> None:
+        """End the worker and everything it started; idempotent."""
+        if self.process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait()
+        if self.uid is not None:
+            _kill_uid(self.uid)
+        for fd in (self.to_worker, self.from_worker, self.output):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self.to_worker = self.from_worker = self.output = -1
+
+
+def _command(
+    policy: SandboxPolicy, distribution: str, fds: tuple[int, int], uid: int | None, python: str
+) -> list[str]:
+    worker = [python, "-m", "arena.sandbox.worker", distribution, *map(str, fds)]
+    drop = _drop_privileges(uid) if uid is not None else []
+    if policy.isolation == "bwrap":
+        return [*_bwrap(policy, uid), *drop, *worker]
+    return [*_own_network(uid), *drop, *worker]
+
+
+def _own_network(uid: int | None) -> list[str]:
+    """As root, even a plain process gets an empty network namespace: no loopback."""
+    unshare = shutil.which("unshare")
+    return [unshare, "--net", "--"] if uid is not None and unshare else []
+
+
+def _drop_privileges(uid: int) -> list[str]:
+    """``setpriv``: the worker's own uid and gid, no groups, no capabilities, ever."""
+    return [
+        shutil.which("setpriv") or "setpriv",
+        f"--reuid={uid}",
+        f"--regid={uid}",
+        "--clear-groups",
+        "--inh-caps=-all",
+        "--bounding-set=-all",
+        "--no-new-privs",
+        "--",
+    ]
+
+
+def _bwrap(policy: SandboxPolicy, uid: int | None) -> list[str]:
+    if uid is None:  # unprivileged: bwrap makes a user namespace and drops what it holds
+        prefix = ["bwrap", "--unshare-all", "--cap-drop", "ALL"]
+    else:  # root: no user namespace, so setpriv can drop to a real uid outside it
+        prefix = ["bwrap", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts"]
+        prefix += ["--unshare-cgroup-try"]
+    prefix += ["--die-with-parent", "--new-session", "--dev", "/dev", "--proc", "/proc"]
+    prefix += ["--perms", "1777", "--size", str(policy.limits.tmpfs_mb << 20), "--tmpfs", "/tmp"]
+    visible = _visible_paths()
+    parents = {str(parent) for path in visible for parent in Path(path).parents} - {"/"}
+    for parent in sorted(parents, key=lambda p: p.count("/")):  # bwrap would make them 0700
+        prefix += ["--perms", "0755", "--dir", parent]
+    for path in visible:
+        prefix += ["--ro-bind", path, path]
+    for link in SYSTEM_LINKS:
+        if os.path.islink(link):  # merged-/usr systems: /lib64 -> usr/lib64 holds the ELF loader
+            prefix += ["--symlink", os.readlink(link), link]
+    return prefix
+
+
+def _environment(policy: SandboxPolicy, installation: _Installation) -> dict[str, str]:
+    """Only what Python needs: API keys and the arena's settings never reach plugin code."""
+    env = {key: os.environ[key] for key in KEPT_ENVIRONMENT if key in os.environ}
+    env.update(HOME="/tmp", PYTHONNOUSERSITE="1", PYTHONDONTWRITEBYTECODE="1")
+    env.update(OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")  # threads count as processes
+    env["PYTHONPATH"] = os.pathsep.join(installation.import_path)
+    env["ARENA_SITE_DIRS"] = os.pathsep.join(installation.site_dirs)
+    limits = policy.limits
+    processes = limits.processes if policy.as_root else 0
+    env["ARENA_WORKER_LIMITS"] = f"{limits.memory_mb},{processes},{limits.cpu_seconds}"
+    if installation.home:
+        env.update(PYTHONHOME=installation.home, LD_LIBRARY_PATH=f"{installation.home}/lib")
+    return env
+
+
+@attrs.frozen
+class _Installation:
+    """The interpreter and import path as the worker reaches them."""
+
+    python: str
+    import_path: tuple[str, ...]
+    site_dirs: tuple[str, ...]
+    """Entries holding ``.pth`` files (editable installs), which the worker adds as site dirs."""
+    home: str | None = None
+    """``PYTHONHOME``, when the interpreter is reached through a directory fd."""
+    fds: tuple[int, ...] = ()
+
+
+def _installation(policy: SandboxPolicy, uid: int | None) -> _Installation:
+    """The arena's own interpreter and import path, reachable by the worker's uid.
+
+    Under bubblewrap every path is bound with searchable parents. In process
+    mode, a directory another uid cannot reach (pyenv in a 0700 ``/root``, a
+    0700 temporary directory) is handed over as a read-only directory fd and
+    named through ``/proc/self/fd``, which is not checked against the parents'
+    permissions. The worker can read what it runs; no more.
+    """
+    path = _import_path()
+    sites = tuple(p for p in path if p.rstrip("/").endswith(("site-packages", "dist-packages")))
+    if policy.isolation == "bwrap" or uid is None:
+        return _Installation(sys.executable, tuple(path), sites)
+    fds: list[int] = []
+
+    def reach(directory: str) -> str:
+        if _others_can_reach(directory):
+            return directory
+        fds.append(os.open(directory, os.O_RDONLY | os.O_DIRECTORY))
+        return f"/proc/self/fd/{fds[-1]}"
+
+    # The interpreter itself, not a venv's link to it (the venv may sit in a private
+    # directory): the venv's site-packages come with the import path.
+    python = os.path.realpath(sys.executable)
+    home = None
+    if not _others_can_reach(os.path.dirname(python)):
+        home = reach(os.path.realpath(sys.base_prefix))
+        python = f"{home}/bin/python{sys.version_info.major}.{sys.version_info.minor}"
+    reached = {p: reach(p) for p in path}
+    return _Installation(
+        python, tuple(reached.values()), tuple(reached[p] for p in sites), home, tuple(fds)
+    )
+
+
+def _import_path() -> list[str]:
+    """The arena's own import path, so the worker finds the same code (editable installs too).
+
+    The worker runs from ``/``: the arena's working directory, where its log is
+    being written, is not on the path unless the import path itself needs it.
+    """
+    arena_home = str(Path(arena.__file__).resolve().parent.parent)
+    entries = sys.path[1:] if sys.path[:1] in ([""], [os.getcwd()]) else sys.path
+    return [arena_home, *(p for p in entries if p and os.path.isdir(p))]
+
+
+def _visible_paths() -> list[str]:
+    """System libraries, the Python installation, and the code on the import path.
+
+    The working directory is left out unless the import path needs it, so an
+    event log being written there is not readable from the sandbox.
+    """
+    candidates = ["/usr", "/etc/alternatives", "/etc/ld.so.cache"]
+    candidates += [link for link in SYSTEM_LINKS if not os.path.islink(link)]
+    candidates += [sys.prefix, sys.base_prefix, sys.exec_prefix]
+    candidates += [os.path.dirname(os.path.realpath(sys.executable))]
+    candidates += _import_path()
+    seen: list[str] = []
+    for path in candidates:
+        real = os.path.realpath(path)
+        if os.path.exists(real) and not any(_within(real, kept) for kept in seen):
+            seen = [kept for kept in seen if not _within(kept, real)] + [real]
+    return sorted(seen)
+
+
+def _others_can_reach(path: str) -> bool:
+    """Whether any uid can search every parent of ``path`` and list ``path`` itself."""
+    parts = Path(path).parts
+    for depth in range(1, len(parts) + 1):
+        mode = os.stat(Path(*parts[:depth])).st_mode
+        needed = stat.S_IXOTH | (stat.S_IROTH if depth == len(parts) else 0)
+        if mode & needed != needed:
+            return False
+    return True
+
+
+def _kill_uid(uid: int) -> None:
+    """SIGKILL every live process whose real uid is ``uid`` (only workers hold these uids)."""
+    for _round in range(50):  # a forking process may spawn while we scan
+        alive = live_processes_of(lambda owner: owner == uid)
+        if not alive:
+            return
+        for pid in alive:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.01)
+    log.warning("worker processes survived the kill", uid=uid)
+
+
+def live_processes_of(owner: Callable[[int], bool]) -> list[int]:
+    """Pids of running (not zombie) processes whose real uid ``owner`` accepts."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"{entry.path}/status") as status:
+                fields = dict(line.split(":", 1) for line in status if ":" in line)
+        except OSError:
+            continue
+        if not fields.get("State", "").strip().startswith("Z") and owner(
+            int(fields["Uid"].split()[0])
+        ):
+            found.append(int(entry.name))
+    return found
+
+
+def _within(path: str, parent: str) -> bool:
+    return path == parent or path.startswith(parent.rstrip("/") + "/")

@@ -1,0 +1,81 @@
+"""The wire between the arena and a worker: length-prefixed JSON frames on dedicated fds.
+
+Never fd 0, 1 or 2: whatever plugin code prints (or writes straight to fd 1)
+lands in the worker's captured stderr, not in the protocol. A frame is a 4-byte
+big-endian length and that many bytes of UTF-8 JSON. The length comes first, so
+a reader refuses an oversized frame before reading it, and reads the body into
+one preallocated buffer: linear time, whatever the sender does.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import struct
+import time
+from typing import Any
+
+HEADER = struct.Struct(">I")
+REPLY_CAP = 64 * 1024
+"""Largest frame a worker may send (a decision's reply is a few hundred bytes)."""
+
+
+class ProtocolError(Exception):
+    """The other side broke the protocol: closed, timed out, oversized or not JSON."""
+
+
+class ReplyTimeout(ProtocolError):
+    """The deadline passed before the whole frame arrived."""
+
+
+def encode(message: Any) -> bytes:
+    body = json.dumps(message, separators=(",", ":"), default=repr).encode()
+    return HEADER.pack(len(body)) + body
+
+
+def write_frame(fd: int, message: Any) -> None:
+    data = memoryview(encode(message))
+    while data:
+        data = data[os.write(fd, data) :]
+
+
+def read_frame(fd: int, deadline: float | None, cap: int, on_idle=None) -> Any:
+    """One message from ``fd`` by ``deadline`` (``time.monotonic``), at most ``cap`` bytes.
+
+    ``on_idle(timeout)`` is called while waiting, so the caller can drain other
+    pipes (the worker's stderr) without a thread.
+    """
+    header = _read_exactly(fd, HEADER.size, deadline, on_idle)
+    (size,) = HEADER.unpack(header)
+    if size > cap:
+        raise ProtocolError(f"reply of {size} bytes is over the {cap}-byte cap")
+    body = _read_exactly(fd, size, deadline, on_idle)
+    try:
+        return json.loads(body)
+    except ValueError as exc:
+        raise ProtocolError(f"reply is not JSON: {exc}") from None
+
+
+def _read_exactly(fd: int, size: int, deadline: float | None, on_idle) -> bytes:
+    buffer = bytearray(size)
+    view = memoryview(buffer)
+    filled = 0
+    while filled < size:
+        if deadline is not None:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise ReplyTimeout("no reply within the deadline")
+            if not _wait_readable(fd, remaining, on_idle):
+                continue
+        count = os.readv(fd, [view[filled:]])
+        if count == 0:
+            raise ProtocolError("the worker closed its pipe")
+        filled += count
+    return bytes(buffer)
+
+
+def _wait_readable(fd: int, timeout: float, on_idle) -> bool:
+    if on_idle is not None:
+        return on_idle(fd, timeout)
+    return bool(select.select([fd], [], [], timeout)[0])

@@ -1,0 +1,321 @@
+"""The arena's side of a worker: requests under deadlines, and plugins that stand in for it.
+
+:class:`Worker` speaks the protocol and keeps a capped copy of the worker's
+output. On top of it, :func:`describe_all` learns what untrusted distributions
+register (one worker each, started together), :class:`SandboxedSeat` plays a
+seat for one episode, and :class:`RemoteFilter` / :class:`RemoteReporter` run a
+talk filter or an audit reporter. Every failure of a worker (it did not start,
+crashed, hung, closed its pipe, overran) ends that worker and becomes that
+plugin's fault; nothing here raises into the table except :class:`WorkerFailed`.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import time
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, NoReturn
+
+import attrs
+import structlog
+
+from arena.plugins import (
+    PluginHost,
+    PluginInfo,
+    Reporter,
+    SeatType,
+    TalkFilter,
+    one_line,
+    put_third_party,
+)
+from arena.sandbox.discovery import Distribution
+from arena.sandbox.launch import WorkerProcess
+from arena.sandbox.policy import SandboxPolicy
+from arena.sandbox.protocol import (
+    REPLY_CAP,
+    ProtocolError,
+    ReplyTimeout,
+    read_frame,
+    write_frame,
+)
+from arena.sandbox.views import ViewSender
+from arena.seats import Reply, SeatUnavailable
+
+TOKEN_FIELDS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+TOKEN_BOUND = 10_000_000
+"""More tokens than any model call can bill: a count at or over it is a lie."""
+
+log = structlog.get_logger(__name__)
+
+
+class WorkerFailed(Exception):
+    """The worker could not do what was asked and has been ended; the message says why."""
+
+
+class Worker:
+    """One worker process, from its hello to its end."""
+
+    def __init__(self, policy: SandboxPolicy, distribution: str):
+        self.policy = policy
+        self.distribution = distribution
+        self.failed: str | None = None
+        self.output = bytearray()
+        self.output_dropped = 0
+        self.process = WorkerProcess(policy, distribution)
+        self._hello: dict | None = None
+
+    def hello(self) -> dict:
+        """What the distribution registered (waits for the worker's import, once)."""
+        if self._hello is None:
+            self._hello = self.receive(self.policy.limits.start_seconds, REPLY_CAP)
+            if not self._hello.get("ok"):
+                self.fail(str(self._hello.get("error")))
+        return self._hello
+
+    def send(self, message: Mapping[str, Any]) -> None:
+        if self.failed:
+            raise WorkerFailed(self.failed)
+        try:
+            write_frame(self.process.to_worker, message)
+        except OSError as exc:
+            self.fail(f"the worker closed its pipe ({exc.strerror})")
+
+    def request(self, message: Mapping[str, Any], seconds: float, cap: int = REPLY_CAP) -> dict:
+        """Send one request and wait for its answer; ``{"ok": False}`` answers are returned."""
+        self.hello()
+        self.send(message)
+        return self.receive(seconds, cap)
+
+    def close(self) -> None:
+        """End the worker and its processes; log what it wrote, capped."""
+        self.process.kill()
+        if self.output or self.output_dropped:
+            log.info(
+                "worker output",
+                distribution=self.distribution,
+                output=self.output.decode(errors="replace"),
+                dropped_bytes=self.output_dropped,
+            )
+
+    def receive(self, seconds: float, cap: int) -> dict:
+        if self.failed:
+            raise WorkerFailed(self.failed)
+        try:
+            answer = read_frame(
+                self.process.from_worker, time.monotonic() + seconds, cap, self._drain_output
+            )
+        except ReplyTimeout:
+            self.fail(f"no reply within {seconds:g}s")
+        except (ProtocolError, OSError) as exc:
+            self.fail(str(exc))
+        if not isinstance(answer, dict):
+            self.fail("the worker's answer is not an object")
+        return answer
+
+    def _drain_output(self, fd: int, timeout: float) -> bool:
+        """Wait for ``fd``, keeping up to the cap of whatever the worker prints meanwhile."""
+        output = self.process.output
+        readable = select.select([fd, output] if output >= 0 else [fd], [], [], timeout)[0]
+        if output in readable:
+            chunk = os.read(output, 65536)
+            if not chunk:
+                os.close(output)
+                self.process.output = -1
+            room = self.policy.limits.stderr_bytes - len(self.output)
+            self.output += chunk[: max(room, 0)]
+            self.output_dropped += max(len(chunk) - max(room, 0), 0)
+        return fd in readable
+
+    def fail(self, reason: str) -> NoReturn:
+        """End the worker for ``reason`` and raise :class:`WorkerFailed` with it."""
+        self.failed = f"{self.distribution}: {reason}"
+        log.warning("sandbox worker ended", reason=self.failed)
+        self.close()
+        raise WorkerFailed(self.failed)
+
+
+def describe_all(policy: SandboxPolicy, distributions: list[str]) -> dict[str, dict]:
+    """Each distribution's hello (or ``{"ok": False, "error": ...}``), workers started together."""
+
+    def one(name: str) -> dict:
+        worker = None
+        try:
+            worker = Worker(policy, name)
+            return worker.hello()
+        except (WorkerFailed, OSError) as exc:
+            return {"ok": False, "error": str(exc).removeprefix(f"{name}: ")}
+        finally:
+            if worker is not None:
+                worker.close()
+
+    if not distributions:
+        return {}
+    with ThreadPoolExecutor(max_workers=len(distributions)) as pool:
+        return dict(zip(distributions, pool.map(one, distributions), strict=True))
+
+
+class SandboxedSeat:
+    """A third-party seat playing one episode from its own worker.
+
+    Construction only starts the worker and queues the seat's setup, so a
+    table's workers start in parallel; :meth:`ready` waits for one.
+    """
+
+    def __init__(self, policy: SandboxPolicy, distribution: str, setup: Mapping[str, Any]):
+        self.limits = policy.limits
+        self.budget = policy.limits.episode_seconds
+        self.views = ViewSender()
+        self.worker = Worker(policy, distribution)
+        self.worker.send({"op": "seat", **setup})
+
+    def ready(self) -> None:
+        """Wait until the seat is built; raises :class:`WorkerFailed` with the reason."""
+        self.worker.hello()
+        answer = self.worker.receive(self.limits.start_seconds, REPLY_CAP)
+        if not answer.get("ok"):
+            self.worker.fail(f"the seat could not be built: {answer.get('error')}")
+
+    def decide(self, view):
+        over_budget = f"the seat used up its {self.limits.episode_seconds:g}s episode budget"
+        seconds = min(self.limits.decision_seconds, self.budget)
+        if seconds <= 0:
+            raise SeatUnavailable(over_budget)
+        started = time.monotonic()
+        try:
+            answer = self.worker.request({"op": "decide", "view": self.views.encode(view)}, seconds)
+        except WorkerFailed as exc:
+            budget_ran_out = seconds < self.limits.decision_seconds and "no reply" in str(exc)
+            raise SeatUnavailable(over_budget if budget_ran_out else str(exc)) from None
+        finally:
+            self.budget -= time.monotonic() - started
+        if not answer.get("ok"):
+            raise RuntimeError(str(answer.get("error"))[:500])
+        reply = self._capped(answer.get("reply"))
+        usage = answer.get("usage")
+        if usage is None:
+            return reply
+        return Reply(reply, checked_usage(usage))
+
+    def close(self) -> None:
+        self.worker.close()
+
+    def _capped(self, reply: Any) -> Any:
+        """``say`` and ``notes`` cut to their caps before anything logs them."""
+        if not isinstance(reply, dict):
+            return reply
+        caps = {"say": self.limits.say_chars, "notes": self.limits.notes_chars}
+        return {
+            key: value[: caps[key]] if key in caps and isinstance(value, str) else value
+            for key, value in reply.items()
+        }
+
+
+def checked_usage(usage: Any) -> dict[str, int]:
+    """Token counts a seat reports: ints from 0 up to the bound, or the reply is refused."""
+    if not isinstance(usage, dict):
+        raise RuntimeError(f"usage must be an object, not {type(usage).__name__}")
+    checked = {}
+    for field in TOKEN_FIELDS:
+        value = usage.get(field, 0)
+        if type(value) is not int or not 0 <= value < TOKEN_BOUND:
+            raise RuntimeError(
+                f"usage {field} must be an int in 0..{TOKEN_BOUND - 1}, not {value!r}"
+            )
+        checked[field] = value
+    return checked
+
+
+class RemoteFilter:
+    """A third party's talk filter, applied line by line in its worker (started on first use).
+
+    Raising drops the line (the engine logs it); a worker that failed stays failed
+    until :meth:`close`, so every later line of the episode is dropped too.
+    """
+
+    def __init__(self, policy: SandboxPolicy, distribution: str, name: str):
+        self.policy, self.distribution, self.name = policy, distribution, name
+        self.worker: Worker | None = None
+
+    def __call__(self, text: str, speaker: int) -> str | None:
+        if self.worker is None:
+            self.worker = Worker(self.policy, self.distribution)
+        message = {"op": "filter", "name": self.name, "text": text, "speaker": speaker}
+        answer = self.worker.request(message, self.policy.limits.decision_seconds)
+        result = answer.get("text") if answer.get("ok") else None
+        if not answer.get("ok") or not (result is None or isinstance(result, str)):
+            raise WorkerFailed(f"talk filter {self.name}: {answer.get('error') or 'not text'}")
+        return result[: self.policy.limits.say_chars] if result is not None else None
+
+    def close(self) -> None:
+        if self.worker is not None:
+            self.worker.close()
+            self.worker = None
+
+
+class RemoteReporter:
+    """A third party's audit reporter: one worker per report, its section size-capped.
+
+    It returns only its own section; the host puts it under its name, so it can
+    touch no other section, the results or the log.
+    """
+
+    def __init__(self, policy: SandboxPolicy, distribution: str, name: str):
+        self.policy, self.distribution, self.name = policy, distribution, name
+
+    def __call__(self, records: list[dict]) -> Any:
+        worker = Worker(self.policy, self.distribution)
+        try:
+            limits = self.policy.limits
+            message = {"op": "report", "name": self.name, "records": records}
+            answer = worker.request(message, limits.decision_seconds, limits.report_bytes)
+        finally:
+            worker.close()
+        if not answer.get("ok"):
+            raise RuntimeError(answer.get("error"))
+        return answer.get("section")
+
+
+def sandboxed_plugins(host: PluginHost, dist: Distribution, hello: dict) -> None:
+    """Record what an untrusted distribution's worker said it registers, as stand-ins."""
+    policy = host.policy
+    provenance = dist.provenance(policy.isolation)
+    if not hello.get("ok"):
+        for ep in dist.entry_points:
+            info = PluginInfo(ep.name, dist.name, dist.version, broken=hello.get("error"))
+            host._record(attrs.evolve(info, isolation=policy.isolation))
+        return
+    registry = host.registry
+    for plugin in hello["registered"]:
+        source, refused = plugin["name"], []
+        stand_ins = _stand_ins(host, dist, source, provenance)
+        for kind, (table, stand_in) in stand_ins.items():
+            for data in plugin[kind]:
+                try:
+                    put_third_party(registry, table, data["name"], stand_in(data), dist.name)
+                except ValueError as exc:
+                    refused.append(one_line(exc))
+                    log.warning("plugin registration refused", plugin=source, reason=refused[-1])
+        info = PluginInfo(
+            source, dist.name, dist.version, tuple(plugin["hooks"]), plugin["broken"],
+            policy.isolation, tuple(refused), tuple(plugin["modes"]),
+        )  # fmt: skip
+        host._record(info)
+
+
+def _stand_ins(host: PluginHost, dist: Distribution, source: str, provenance: dict) -> dict:
+    """Per kind in a worker's hello: the registry table, and the stand-in for one entry."""
+    registry, policy = host.registry, host.policy
+    return {
+        "seats": (registry.seats, lambda d: SeatType(
+            d["name"], None, d["description"], d["stochastic"], source, d.get("argument"),
+            provenance=provenance,
+        )),
+        "talkFilters": (registry.talk_filters, lambda d: TalkFilter(
+            d["name"], RemoteFilter(policy, dist.name, d["name"]), d["order"], source, provenance
+        )),
+        "reporters": (registry.reporters, lambda d: Reporter(
+            d["name"], RemoteReporter(policy, dist.name, d["name"]), source, None, provenance
+        )),
+    }  # fmt: skip

@@ -1,0 +1,99 @@
+"""A seat's view on the wire, sent as what is new since the worker's last decision.
+
+A view's ``history`` holds every finished deal, so sending it whole made an
+episode's cost quadratic (124 KB per decision by deal 399). A worker lives for
+the whole episode, so the host sends each finished deal once and the worker
+keeps the history it was given; every other field of a view is bounded by one
+deal (the bid cap) and is sent whole.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from arena.modes import Mode
+from arena.view import LegalActions, PastDeal, PublicBid, SeatView, TalkLine
+
+
+def _not_history(attribute: attrs.Attribute, _value) -> bool:
+    return attribute.name != "history"
+
+
+class ViewSender:
+    """Host side: one per worker; remembers how much history the worker holds."""
+
+    def __init__(self):
+        self.sent = 0
+
+    def encode(self, view: SeatView) -> dict[str, Any]:
+        message = attrs.asdict(view, filter=_not_history)
+        message["historyFrom"] = self.sent
+        message["history"] = [attrs.asdict(deal) for deal in view.history[self.sent :]]
+        self.sent = len(view.history)
+        return message
+
+
+class ViewReceiver:
+    """Worker side: rebuilds the full view from the deltas, in order."""
+
+    def __init__(self):
+        self.history: tuple[PastDeal, ...] = ()
+
+    def decode(self, message: Mapping[str, Any]) -> SeatView:
+        data = dict(message)
+        start = data.pop("historyFrom")
+        if start != len(self.history):
+            raise ValueError(f"history delta starts at {start}, {len(self.history)} held")
+        self.history += tuple(_past_deal(deal) for deal in data.pop("history"))
+        return view_from_json({**data, "history": self.history})
+
+
+def view_to_json(view: SeatView) -> dict[str, Any]:
+    return attrs.asdict(view)
+
+
+def view_from_json(data: Mapping[str, Any]) -> SeatView:
+    legal = data["legal"]
+    history = data["history"]
+    return SeatView(
+        **{
+            **data,
+            "symbols": tuple(data["symbols"]),
+            "table_order": tuple(data["table_order"]),
+            "hand": tuple(data["hand"]),
+            "bids": _bids(data["bids"]),
+            "talk": tuple(TalkLine(**line) for line in data["talk"]),
+            "history": history if isinstance(history, tuple) else tuple(map(_past_deal, history)),
+            "legal": LegalActions(
+                can_challenge=legal["can_challenge"],
+                min_bid=tuple(legal["min_bid"]) if legal["min_bid"] is not None else None,
+                max_quantity=legal["max_quantity"],
+            ),
+        }
+    )
+
+
+def _bids(items) -> tuple[PublicBid, ...]:
+    return tuple(PublicBid(**bid) for bid in items)
+
+
+def _past_deal(data: Mapping[str, Any]) -> PastDeal:
+    hands = tuple(tuple(hand) for hand in data["hands"])
+    return PastDeal(**{**data, "bids": _bids(data["bids"]), "hands": hands})
+
+
+def mode_to_json(mode: Mode) -> dict[str, Any]:
+    return {
+        "name": mode.name,
+        "symbols": list(mode.symbols),
+        "handSize": mode.hand_size,
+        "description": mode.description,
+    }
+
+
+def mode_from_json(data: dict[str, Any]) -> Mode:
+    """The declaration only: a seat never draws hands, and renders with the default."""
+    return Mode(data["name"], data["symbols"], data["handSize"], data["description"])
