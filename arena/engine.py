@@ -161,6 +161,7 @@ class Engine:
             deals=self.config.deals,
             max_bids_per_deal=self.rules.max_bids,
             talk=self.config.talk,
+            **mode.header_fields(),
         )
 
     def _clock_ran_out(self, started: float) -> bool:
@@ -206,7 +207,7 @@ class Engine:
     ) -> None:
         """Rule 6: reveal, count, and move one point between bidder and challenger."""
         standing = deal.standing
-        outcome = resolve(deal.hands, standing, slot)
+        outcome = resolve(deal.hands, standing, slot, self.rules.mode.wild)
         self.points[outcome.winner] += 1
         self.points[outcome.loser] -= 1
         published = self._publish(deal, slot, challenge.say)
@@ -305,6 +306,7 @@ class Engine:
             legal=LegalActions(standing is not None, rules.min_raise(standing), rules.max_quantity),
             talk_enabled=self.config.talk,
             retry_reason=retry_reason,
+            **mode.header_fields(),
         )
 
     # --- talk and notes ----------------------------------------------------------

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from arena import __version__, logconfig
 from arena.cli import audit, league, listings, play
-from arena.cli.options import USAGE_ERROR, Parser
+from arena.cli.options import USAGE_ERROR, Parser, resolve_seats
 from arena.eventlog import LogError
 from arena.plugins import DuplicateName, UnknownName, load
 from arena.runner import SetupError
@@ -42,7 +42,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logconfig.configure(args.verbose)
     try:
-        return args.run(args, load())
+        host = load()
+        resolve_seats(args, host.registry)
+        return args.run(args, host)
     except USER_ERRORS as exc:
         print(f"arena: error: {exc}", file=sys.stderr)
         return USAGE_ERROR
