@@ -17,7 +17,6 @@ naming the offending line.
 from __future__ import annotations
 
 import math
-from collections import Counter
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cache
@@ -421,8 +420,8 @@ class _Referee:
 
 
 def counted(hand: list[int], face: int, wild: int | None) -> int:
-    """Symbols of ``hand`` a bid on ``face`` counts: the face, and the wild (once on its own face)."""
-    return sum(1 for symbol in hand if symbol == face or symbol == wild)
+    """Symbols of ``hand`` a bid on ``face`` counts: the face, and the wild (once on its own)."""
+    return sum(1 for symbol in hand if symbol in (face, wild))
 
 
 def raises(quantity: int, face: int, q0: int, f0: int, rule: str, wild: int | None) -> bool:
