@@ -61,6 +61,10 @@ class Results:
     seats: tuple[SeatResult, ...]
     audit: dict[str, Any] | None = None
     """Diagnostics from the audit reporters; never part of any score."""
+    exploitability: dict[str, Any] | None = None
+    """On a solvable rung: ``exploitability`` by slot, ``exploitabilityFill`` and
+    ``exploitabilityCoverage`` by slot (:func:`arena.exploitability.episode_report`);
+    ``None``, and absent from the JSON, on tables too large to solve. A diagnostic."""
 
     @property
     def points(self) -> list[int]:
@@ -92,6 +96,8 @@ class Results:
             data["usage"] = self.usage
         if self.audit is not None:
             data["audit"] = self.audit
+        if self.exploitability is not None:
+            data |= self.exploitability
         return data
 
 

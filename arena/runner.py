@@ -18,6 +18,7 @@ from arena import seeding
 from arena.audit import audit_events, run_audit
 from arena.engine import Engine, EpisodeConfig
 from arena.eventlog import EventLog
+from arena.exploitability import episode_report
 from arena.plugins import PluginHost, Registry
 from arena.results import Results, SeatResult, usage_by_slot
 from arena.rules import DEFAULT_MAX_BIDS, TableRules
@@ -107,7 +108,13 @@ def run_episode(
         for slot, (spec, tally) in enumerate(zip(specs, outcome.tallies, strict=True))
     )
     results = Results(
-        request.seed, request.mode, outcome.status, outcome.deals_played, seat_results, audit
+        request.seed,
+        request.mode,
+        outcome.status,
+        outcome.deals_played,
+        seat_results,
+        audit,
+        episode_report(config.rules, records),
     )
     return results, records
 

@@ -15,14 +15,14 @@ import sys
 from collections.abc import Sequence
 
 from arena import __version__, logconfig
-from arena.cli import audit, league, listings, play
+from arena.cli import audit, exploitability, league, listings, play
 from arena.cli.options import USAGE_ERROR, Parser, resolve_seats
 from arena.eventlog import LogError
 from arena.plugins import DuplicateName, UnknownName, load
 from arena.runner import SetupError
 from arena.store import StoreError
 
-COMMANDS = (play, league, audit, listings)
+COMMANDS = (play, league, audit, exploitability, listings)
 USER_ERRORS = (SetupError, UnknownName, DuplicateName, LogError, StoreError)
 
 
