@@ -247,7 +247,9 @@ class _Referee:
             _, q0, f0 = deal.standing
             self._require(
                 raises(quantity, face, q0, f0, self.raise_rule, self.wild),
-                f"rule 4 ({self.raise_rule}): {quantity}x{face} does not raise {q0}x{f0}",
+                f"rule 4: {quantity}x{face} does not strictly raise {q0}x{f0}"
+                if self.raise_rule == "strict"
+                else f"rule 4 (wild-ones): {quantity}x{face} does not raise {q0}x{f0}",
             )
         self._check_asked(record, ("bid", quantity, face))
         deal.bids.append((record["slot"], quantity, face))
