@@ -174,6 +174,7 @@ class Engine:
             max_bids_per_deal=self.rules.max_bids,
             talk=self.config.talk,
             provenance=self.provenance,
+            **mode.header_fields(),
         )
 
     def _clock_ran_out(self, started: float) -> bool:
@@ -217,7 +218,7 @@ class Engine:
     ) -> None:
         """Rule 6: reveal, count, and move one point between bidder and challenger."""
         standing = deal.standing
-        outcome = resolve(deal.hands, standing, slot)
+        outcome = resolve(deal.hands, standing, slot, wild=self.rules.mode.wild)
         self.points[outcome.winner] += 1
         self.points[outcome.loser] -= 1
         published = self._publish(deal, slot, challenge.say)
@@ -316,6 +317,7 @@ class Engine:
             legal=LegalActions(standing is not None, rules.min_raise(standing), rules.max_quantity),
             talk_enabled=self.config.talk,
             retry_reason=retry_reason,
+            **mode.header_fields(),
         )
 
     # --- talk and notes ----------------------------------------------------------

@@ -44,8 +44,11 @@ class Event:
 
     def to_record(self) -> dict[str, Any]:
         record: dict[str, Any] = {"type": self.TYPE}
+        omitted = _omitted_at_default(type(self))
         for attr, key in _keys(type(self)):
-            record[key] = getattr(self, attr)
+            value = getattr(self, attr)
+            if attr not in omitted or value != omitted[attr]:
+                record[key] = value
         return record
 
 
@@ -67,6 +70,11 @@ class EpisodeStarted(Event):
     provenance: dict[str, Any] | None = None
     """Who made each plugin at the table and how it ran: ``seats`` (by slot), ``filters``
     and ``reporters`` (by name), each ``{distribution, version, isolation}``."""
+    wild: int | None = attrs.field(default=None, metadata={"omit_default": True})
+    """The mode's rule data (:meth:`arena.modes.Mode.header_fields`); left out of the
+    line at their defaults, so a dice or poker log reads as it always did."""
+    wild_counts_itself: bool = attrs.field(default=False, metadata={"omit_default": True})
+    raise_rule: str = attrs.field(default="strict", metadata={"omit_default": True})
 
 
 @attrs.frozen
@@ -234,6 +242,11 @@ _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=_
 @cache
 def _keys(cls: type) -> tuple[tuple[str, str], ...]:
     return tuple((f.name, _camel(f.name)) for f in attrs.fields(cls))
+
+
+@cache
+def _omitted_at_default(cls: type) -> dict[str, Any]:
+    return {f.name: f.default for f in attrs.fields(cls) if f.metadata.get("omit_default")}
 
 
 @cache

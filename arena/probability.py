@@ -1,13 +1,20 @@
-"""The number the whole game runs on: P(at least ``need`` of ``unseen`` symbols show a face).
+"""The number the whole game runs on: P(at least ``need`` of ``unseen`` symbols count for a face).
 
 Exact, by the closed-form binomial tail, computed in rationals and rounded once
 to a float so every platform gets the same bits. A seat conditions on its own
 hand: ``need = quantity - own count``, and only the other seats' symbols are
-unseen. Ones are not wild here, so p = 1 / len(symbols) for every face.
+unseen.
+
+Counting follows the mode: without a wild symbol a symbol counts only for its
+own face, so p = 1 / len(symbols). With a wild symbol ``w`` a symbol counts for
+face f when it shows f or shows w, so p = 2 / len(symbols) for every face but
+``w`` itself, whose p stays 1 / len(symbols) (a ``w`` counts once for a bid on
+``w``, whether or not the mode calls it wild for itself).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from fractions import Fraction
 from functools import lru_cache
 from math import comb
@@ -29,11 +36,31 @@ def at_least(unseen: int, need: int, p: Fraction) -> float:
     return float(total)
 
 
+def count(symbols: Sequence[int], face: int, wild: int | None = None) -> int:
+    """How many of ``symbols`` count toward a bid on ``face``: the face itself, or the wild."""
+    own = symbols.count(face)
+    return own if wild is None or wild == face else own + symbols.count(wild)
+
+
+def face_p(symbol_count: int, face: int, wild: int | None = None) -> Fraction:
+    """P(one unseen symbol counts toward ``face``), of ``symbol_count`` equally likely."""
+    counting = 1 if wild is None or face == wild else 2
+    return Fraction(counting, symbol_count)
+
+
 def bid_probability(
-    hand: tuple[int, ...], quantity: int, face: int, unseen: int, p: Fraction
+    hand: tuple[int, ...],
+    quantity: int,
+    face: int,
+    unseen: int,
+    p: Fraction,
+    wild: int | None = None,
 ) -> float:
-    """How likely the bid (quantity, face) is true, seen from the holder of ``hand``."""
-    return at_least(unseen, quantity - hand.count(face), p)
+    """How likely the bid (quantity, face) is true, seen from the holder of ``hand``.
+
+    ``p`` is the face's own probability (:func:`face_p`); ``wild`` the mode's wild symbol.
+    """
+    return at_least(unseen, quantity - count(hand, face, wild), p)
 
 
 def tail_table(unseen: int, p: Fraction) -> tuple[float, ...]:

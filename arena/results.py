@@ -71,6 +71,10 @@ class Results:
     provenance: dict[str, Any] | None = None
     """``filters`` and ``reporters`` by name, each ``{distribution, version, isolation}``
     (each seat's is in its own line)."""
+    exploitability: dict[str, Any] | None = None
+    """On a solvable rung: ``exploitability`` by slot, ``exploitabilityFill`` and
+    ``exploitabilityCoverage`` by slot (:func:`arena.exploitability.episode_report`);
+    ``None``, and absent from the JSON, on tables too large to solve. A diagnostic."""
 
     @property
     def points(self) -> list[int]:
@@ -106,6 +110,8 @@ class Results:
             data["logSha256"] = self.log_sha256
         if self.provenance is not None:
             data["provenance"] = self.provenance
+        if self.exploitability is not None:
+            data |= self.exploitability
         return data
 
 

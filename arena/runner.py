@@ -21,6 +21,7 @@ from arena.check.digest import log_digest
 from arena.engine import Engine, EpisodeConfig
 from arena.eventlog import EventLog, LogExists
 from arena.events import Event
+from arena.exploitability import episode_report
 from arena.plugins import (
     FIRST_PARTY_DISTRIBUTION,
     PluginHost,
@@ -189,6 +190,7 @@ def run_episode(
         outcome.deals_played,
         seat_results,
         audit,
+        exploitability=episode_report(config.rules, records),
         provenance=plugins,
         log_sha256=log_digest(event_log.text().encode("utf-8")),
     )

@@ -11,6 +11,8 @@ from fractions import Fraction
 
 import attrs
 
+from arena import probability
+from arena.modes import STRICT
 from arena.rules import StandingBid
 
 
@@ -85,6 +87,11 @@ class SeatView:
     talk_enabled: bool
     retry_reason: str | None = None
     """On rule 11's second ask: why the first reply was rejected."""
+    wild: int | None = None
+    """The mode's wild symbol, if any (see :class:`arena.modes.Mode`)."""
+    wild_counts_itself: bool = False
+    raise_rule: str = STRICT
+    """``strict`` or ``wild-ones``: how a bid must raise the standing one."""
 
     @property
     def standing(self) -> StandingBid | None:
@@ -100,4 +107,15 @@ class SeatView:
 
     @property
     def p(self) -> Fraction:
+        """Probability that one unseen symbol shows a given symbol (before wilds count)."""
         return Fraction(1, len(self.symbols))
+
+    def face_p(self, face: int) -> Fraction:
+        """Probability that one unseen symbol counts toward ``face`` (wilds included)."""
+        return probability.face_p(len(self.symbols), face, self.wild)
+
+    def bid_probability(self, quantity: int, face: int) -> float:
+        """How likely the bid is true, seen from this seat's hand, by the mode's counting."""
+        return probability.bid_probability(
+            self.hand, quantity, face, self.unseen, self.face_p(face), self.wild
+        )

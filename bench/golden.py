@@ -47,6 +47,7 @@ SEEDS = (0, 1, 2024)
 TALK = (False, True)
 CAPS = (3, 12)
 DEALS = 30
+MODE_RULE_DEFAULTS = {"wild": None, "wild_counts_itself": False, "raise_rule": "strict"}
 
 
 class ChaosSeat:
@@ -111,7 +112,13 @@ class ViewDigest:
         self.hash = hashlib.sha256()
 
     def add(self, view: SeatView) -> None:
-        data = attrs.asdict(view) | {
+        # A mode's rule fields at their defaults (no wilds, strict raise) are left out, so
+        # views captured before modes carried rules still compare byte for byte.
+        data = {
+            key: value
+            for key, value in attrs.asdict(view).items()
+            if key not in MODE_RULE_DEFAULTS or value != MODE_RULE_DEFAULTS[key]
+        } | {
             "standing": view.standing and attrs.asdict(view.standing),
             "unseen": view.unseen,
             "p": str(view.p),

@@ -26,7 +26,6 @@ import attrs
 
 from arena import hookimpl
 from arena.actions import Action, Bid, Challenge
-from arena.probability import bid_probability
 from arena.seats import SeatContext
 from arena.view import SeatView
 from arena_plugins.scripted import BAYES, ScriptedSeat
@@ -49,7 +48,7 @@ class Colluder:
         standing = view.standing
         if standing is None or standing.slot not in self.partners:
             return self.bayes.decide(view)
-        p_true = bid_probability(view.hand, standing.quantity, standing.face, view.unseen, view.p)
+        p_true = view.bid_probability(standing.quantity, standing.face)
         if p_true < CALL_BELOW:
             return Challenge()
         action = self.raiser.decide(view)

@@ -13,20 +13,28 @@ class RandomSeat:
 
     def __init__(self, context: SeatContext):
         self.rng = context.rng
+        self.rules = context.rules
 
     def decide(self, view: SeatView) -> Action:
-        faces = view.symbols
-        width = len(faces)
+        ladder = self.rules.ladder
         first = view.legal.min_bid
-        # Bids in rule-4 order are indexed (quantity - 1) * width + face position.
-        start = (first[0] - 1) * width + faces.index(first[1]) if first else 0
-        bids = view.legal.max_quantity * width - start if first else 0
+        # Every legal bid is the ladder from the lowest legal one up (see arena.rules).
+        start = self.rules.rank(*first) if first else len(ladder)
+        bids = len(ladder) - start
         choices = bids + (1 if view.legal.can_challenge else 0)
         pick = int(self.rng.integers(choices))
         if pick == bids:
             return Challenge()
-        quantity, position = divmod(start + pick, width)
-        return Bid(quantity + 1, faces[position])
+        return Bid(*ladder[start + pick])
+
+    def action_distribution(self, view: SeatView) -> dict[Action, float]:
+        """The exact distribution :meth:`decide` draws from: uniform over the legal actions."""
+        first = view.legal.min_bid
+        bids = self.rules.ladder[self.rules.rank(*first) :] if first else ()
+        actions: list[Action] = [Bid(*bid) for bid in bids]
+        if view.legal.can_challenge:
+            actions.append(Challenge())
+        return dict.fromkeys(actions, 1 / len(actions))
 
 
 @hookimpl

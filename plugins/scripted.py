@@ -6,8 +6,12 @@ every face, keep those at least ``safe`` likely, and bid the likeliest (ties:
 lower quantity, then the face held most, then the seat's seeded generator).
 With nothing safe to bid they challenge. They open on the face held most (ties
 by the generator) at their own count plus floor(unseen * p), clamped to
-1 .. seats x hand size. ``pressure`` pads its chosen raise by one quantity
-whenever that stays legal; it does not pad its opening bid, which is not a raise.
+1 .. seats x hand size. Counts, p and the raises follow the mode: with wilds a
+face's count includes the wilds and its p is the face's own (1/3 or 1/6 in the
+wild-ones game), and under the wild-ones raise rule a face's lowest raise may
+be a conversion (its window of three quantities starts there). ``pressure``
+pads its chosen raise by one quantity whenever that stays legal; it does not
+pad its opening bid, which is not a raise.
 
 ``bayes`` is also rule 11's fallback and the no-credentials stand-in, which is
 why the core may import this module directly.
@@ -25,9 +29,6 @@ from arena.probability import tail_table
 from arena.rules import StandingBid, TableRules
 from arena.seats import SeatContext
 from arena.view import SeatView
-
-RAISE_DEPTH = 2
-"""Raises are enumerated at quantities q0 .. q0 + RAISE_DEPTH."""
 
 
 @attrs.frozen
@@ -53,57 +54,74 @@ class ScriptedSeat:
         self.rules: TableRules = context.rules
         self.rng = context.rng
         self.thresholds = thresholds
-        rules = self.rules
-        tail = tail_table(rules.unseen, rules.mode.p)
-        self.chance = {
-            need: tail[min(max(need, 0), len(tail) - 1)]
-            for need in range(1 - rules.mode.hand_size, rules.max_quantity + 1)
+        rules, mode = self.rules, self.rules.mode
+        needs = range(1 - mode.hand_size, rules.max_quantity + 1)
+        by_p = {}
+        for p in {mode.face_p(face) for face in mode.symbols}:
+            tail = tail_table(rules.unseen, p)
+            by_p[p] = {need: tail[min(max(need, 0), len(tail) - 1)] for need in needs}
+        self.chance = {face: by_p[mode.face_p(face)] for face in mode.symbols}
+        """P(the bid is true) by face, then by need = quantity - own count, for every bid
+        a table allows (faces of equal probability share one table)."""
+        self.expected = {
+            face: math.floor(rules.unseen * mode.face_p(face)) for face in mode.symbols
         }
-        """P(the bid is true) by need = quantity - own count, for every bid a table allows."""
-        self.expected = math.floor(rules.unseen * rules.mode.p)
-        """The unseen symbols' expected share of one face, which an opening bid adds."""
+        """The unseen symbols' expected share of each face, which an opening bid adds."""
 
     def decide(self, view: SeatView) -> Action:
-        counts = {face: view.hand.count(face) for face in view.symbols}
+        return self._pick(self._choices(view))
+
+    def action_distribution(self, view: SeatView) -> dict[Action, float]:
+        """The exact distribution :meth:`decide` draws from: the seeded tie-break is uniform."""
+        choices = self._choices(view)
+        return dict.fromkeys(choices, 1 / len(choices))
+
+    def _choices(self, view: SeatView) -> list[Action]:
+        """The actions the line allows here; more than one only when the generator breaks a tie."""
+        mode = self.rules.mode
+        counts = {face: mode.count(view.hand, face) for face in view.symbols}
         standing = view.standing
         if standing is None:
             return self._open(counts)
         if self._likelihood(counts, standing.quantity, standing.face) < self.thresholds.chal:
-            return Challenge()
-        raise_ = self._best_raise(counts, standing)
-        if raise_ is None:
-            return Challenge()
-        quantity, face = raise_
-        if self.thresholds.pad and quantity + 1 <= self.rules.max_quantity:
-            quantity += 1
-        return Bid(quantity, face)
+            return [Challenge()]
+        raises = self._best_raises(counts, standing)
+        if not raises:
+            return [Challenge()]
+        if self.thresholds.pad:
+            top = self.rules.max_quantity
+            raises = [(q + 1 if q + 1 <= top else q, face) for q, face in raises]
+        return [Bid(quantity, face) for quantity, face in raises]
 
-    def _open(self, counts: dict[int, int]) -> Bid:
+    def _open(self, counts: dict[int, int]) -> list[Action]:
         most = max(counts.values())
-        face = self._pick([f for f, n in counts.items() if n == most])
-        quantity = min(max(counts[face] + self.expected, 1), self.rules.max_quantity)
-        return Bid(quantity, face)
+        top = self.rules.max_quantity
+        return [
+            Bid(min(max(n + self.expected[face], 1), top), face)
+            for face, n in counts.items()
+            if n == most
+        ]
 
-    def _best_raise(self, counts: dict[int, int], standing: StandingBid) -> tuple[int, int] | None:
-        """The likeliest safe raise after the tie-breaks, or ``None`` when none is safe.
+    def _best_raises(self, counts: dict[int, int], standing: StandingBid) -> list[tuple[int, int]]:
+        """The likeliest safe raises after the rule-based tie-breaks (empty when none is safe).
 
         More of a face is never likelier, and the first tie-break prefers the lower
-        quantity, so of a face's raises q0 .. q0 + 2 only its lowest legal one can
-        win or tie: enumerating those alone picks the same raise from the same ties.
+        quantity, so of a face's raises only its lowest legal one can win or tie:
+        enumerating those alone picks the same raise from the same ties.
         """
         # rank: likelihood, then the lower quantity, then the face held most.
         safe = [
             ((likelihood, -quantity, counts[face]), quantity, face)
-            for quantity, face in self.rules.lowest_raises(standing, RAISE_DEPTH)
+            for quantity, face in self.rules.lowest_raises(standing)
             if (likelihood := self._likelihood(counts, quantity, face)) >= self.thresholds.safe
         ]
         if not safe:
-            return None
+            return []
         best = max(rank for rank, _quantity, _face in safe)
-        return self._pick([(quantity, face) for rank, quantity, face in safe if rank == best])
+        return [(quantity, face) for rank, quantity, face in safe if rank == best]
 
     def _likelihood(self, counts: dict[int, int], quantity: int, face: int) -> float:
-        return self.chance[quantity - counts[face]]
+        return self.chance[face][quantity - counts[face]]
 
     def _pick(self, options: list):
         """The seeded generator breaks a tie that survives every rule."""

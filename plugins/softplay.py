@@ -21,13 +21,13 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Sequence
-from fractions import Fraction
 from functools import cache
 from typing import Any
 
 import attrs
 
 from arena import hookimpl
+from arena.modes import Mode, from_header
 from arena.probability import tail_table
 
 Matrix = list[list[Any]]
@@ -98,8 +98,9 @@ def _tally(records: Sequence[dict[str, Any]]) -> SoftPlay:
     """One pass over an episode's records (audit lines, if any, are ignored)."""
     header = records[0]
     seats = len(header["seats"])
-    unseen = (seats - 1) * header["handSize"]
-    tail = _tail(unseen, Fraction(1, len(header["symbols"])))
+    mode = from_header(header)
+    unseen = (seats - 1) * mode.hand_size
+    tails = {face: _tail(unseen, mode.face_p(face)) for face in mode.symbols}
     faced, challenged, net = _zeros(seats), _zeros(seats), _zeros(seats)
     band_faced = [[[0] * (BANDS + 1) for _ in range(seats)] for _ in range(seats)]
     band_forgone = [[[0.0] * (BANDS + 1) for _ in range(seats)] for _ in range(seats)]
@@ -112,12 +113,14 @@ def _tally(records: Sequence[dict[str, Any]]) -> SoftPlay:
         kind = record["type"]
         if kind == "deal":
             hands, standing = record["hands"], None
-            table_count = Counter(symbol for hand in hands for symbol in hand)
+            table_count = Counter(
+                {face: sum(mode.count(hand, face) for hand in hands) for face in mode.symbols}
+            )
         elif kind == "bid":
             slot = record["slot"]
             decisions += 1
             if standing is not None:
-                bidder, value = standing["slot"], _forgone(hands[slot], standing, tail)
+                bidder, value = standing["slot"], _forgone(mode, hands[slot], standing, tails)
                 faced[slot][bidder] += 1
                 band_faced[slot][bidder][band(value)] += 1
                 band_forgone[slot][bidder][band(value)] += value
@@ -133,18 +136,22 @@ def _tally(records: Sequence[dict[str, Any]]) -> SoftPlay:
                 decisions += 1
                 faced[slot][bidder] += 1
                 challenged[slot][bidder] += 1
-                band_faced[slot][bidder][band(_forgone(hands[slot], record, tail))] += 1
+                band_faced[slot][bidder][band(_forgone(mode, hands[slot], record, tails))] += 1
             standing = None
     return SoftPlay(faced, challenged, net, band_faced, band_forgone, bids, false_bids, decisions)
 
 
-def _forgone(hand: list[int], bid: dict[str, Any], tail: tuple[float, ...]) -> float:
+def _forgone(
+    mode: Mode, hand: list[int], bid: dict[str, Any], tails: dict[int, tuple[float, ...]]
+) -> float:
     """What challenging was worth and a raise gave up: max(0, 1 - 2 pTrue), own hand alone.
 
-    pTrue is the exact binomial tail over the unseen symbols (``tail[k]`` is
-    P(at least k), so a need of 0 or less is certain and one past ``unseen`` impossible).
+    pTrue is the exact binomial tail over the unseen symbols at the face's own p, counted
+    by the mode's rule (``tail[k]`` is P(at least k), so a need of 0 or less is certain and
+    one past ``unseen`` impossible). It equals ``mode.bid_probability``, read from a table.
     """
-    need = bid["quantity"] - hand.count(bid["face"])
+    tail = tails[bid["face"]]
+    need = bid["quantity"] - mode.count(hand, bid["face"])
     p_true = tail[min(max(need, 0), len(tail) - 1)]
     return max(0.0, 1.0 - 2.0 * p_true)
 

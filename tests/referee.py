@@ -17,7 +17,6 @@ naming the offending line.
 from __future__ import annotations
 
 import math
-from collections import Counter
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cache
@@ -134,7 +133,15 @@ class _Referee:
         self.talk = header["talk"]
         self.max_quantity = self.n * self.hand_size
         self.unseen = (self.n - 1) * self.hand_size
-        self.p = Fraction(1, len(self.symbols))
+        # The mode's rule data (absent from logs of modes without wilds: strict, none wild).
+        self.wild = header.get("wild")
+        self.raise_rule = header.get("raiseRule", "strict")
+        self._require(
+            self.raise_rule in ("strict", "wild-ones"), f"unknown raise rule {self.raise_rule!r}"
+        )
+        self._require(
+            self.wild is None or self.wild in self.symbols, f"wild {self.wild} is not a face"
+        )
         self.check_baselines = check_baselines
         self.deal: _Deal | None = None
         self.next_deal = 0
@@ -239,8 +246,10 @@ class _Referee:
         if deal.standing is not None:
             _, q0, f0 = deal.standing
             self._require(
-                quantity > q0 or (quantity == q0 and face > f0),
-                f"rule 4: {quantity}x{face} does not strictly raise {q0}x{f0}",
+                raises(quantity, face, q0, f0, self.raise_rule, self.wild),
+                f"rule 4: {quantity}x{face} does not strictly raise {q0}x{f0}"
+                if self.raise_rule == "strict"
+                else f"rule 4 (wild-ones): {quantity}x{face} does not raise {q0}x{f0}",
             )
         self._check_asked(record, ("bid", quantity, face))
         deal.bids.append((record["slot"], quantity, face))
@@ -273,7 +282,7 @@ class _Referee:
             self.summary.forced += 1
         else:
             self._check_asked(record, ("challenge",))
-        actual = sum(hand.count(f0) for hand in deal.hands)
+        actual = sum(counted(hand, f0, self.wild) for hand in deal.hands)
         self._require(
             record["actual"] == actual,
             f"rule 6: actual {record['actual']}, the hands hold {actual} of face {f0}",
@@ -379,6 +388,8 @@ class _Referee:
             self.symbols,
             self.max_quantity,
             self.unseen,
+            self.wild,
+            self.raise_rule,
         )
         self._require(
             move in allowed,
@@ -414,6 +425,24 @@ class _Referee:
             self._require(found == expected, f"results seat {slot}: {found} != {expected}")
 
 
+def counted(hand: list[int], face: int, wild: int | None) -> int:
+    """Symbols of ``hand`` a bid on ``face`` counts: the face, and the wild (once on its own)."""
+    return sum(1 for symbol in hand if symbol in (face, wild))
+
+
+def raises(quantity: int, face: int, q0: int, f0: int, rule: str, wild: int | None) -> bool:
+    """Rule 4. Strict: more, or as many of a higher face. Wild-ones (seed 002): the same
+    between other faces; more wilds after wilds; to wilds at least half, rounded up; away
+    from wilds at least double plus one."""
+    if rule == "wild-ones" and wild in (face, f0):
+        if face == f0:
+            return quantity > q0
+        if face == wild:
+            return 2 * quantity >= q0
+        return quantity >= 2 * q0 + 1
+    return quantity > q0 or (quantity == q0 and face > f0)
+
+
 def baseline_moves(
     baseline: Baseline,
     hand: list[int],
@@ -421,30 +450,41 @@ def baseline_moves(
     symbols: list[int],
     max_quantity: int,
     unseen: int,
+    wild: int | None = None,
+    rule: str = "strict",
 ) -> set[tuple]:
-    """Every move rules.md allows the baseline here (several only when the RNG breaks a tie)."""
-    counts = Counter(hand)
-    p = Fraction(1, len(symbols))
+    """Every move rules.md allows the baseline here (several only when the RNG breaks a tie).
+
+    With wilds a face's count includes them and its p is 2/len(symbols) (the wild's own
+    stays 1/len(symbols)); the three raises per face start at its lowest legal quantity.
+    """
+    counts = {f: counted(hand, f, wild) for f in symbols}
+
+    def p(face: int) -> Fraction:
+        return Fraction(1 if wild is None or face == wild else 2, len(symbols))
 
     def likely(quantity: int, face: int) -> float:
-        return float(chance(unseen, quantity - counts[face], p))
+        return float(chance(unseen, quantity - counts[face], p(face)))
 
     if standing is None:
         most = max(counts[f] for f in symbols)
         # "its own count plus the table's expected share": unseen * p, rounded down.
-        share = unseen // len(symbols)
-        quantity = min(max(most + share, 1), max_quantity)
-        return {("bid", quantity, f) for f in symbols if counts[f] == most}
+        return {
+            ("bid", min(max(most + math.floor(unseen * p(f)), 1), max_quantity), f)
+            for f in symbols
+            if counts[f] == most
+        }
     _, q0, f0 = standing
     if likely(q0, f0) < baseline.chal:
         return {("challenge",)}
-    raises = [
-        (q, f)
-        for q in range(q0, min(q0 + RAISE_DEPTH, max_quantity) + 1)
-        for f in symbols
-        if q > q0 or f > f0
-    ]
-    safe = [(q, f) for q, f in raises if likely(q, f) >= baseline.safe]
+    raises_ = []
+    for f in symbols:
+        low = next(
+            (q for q in range(1, max_quantity + 1) if raises(q, f, q0, f0, rule, wild)), None
+        )
+        if low is not None:
+            raises_ += [(q, f) for q in range(low, min(low + RAISE_DEPTH, max_quantity) + 1)]
+    safe = [(q, f) for q, f in raises_ if likely(q, f) >= baseline.safe]
     if not safe:
         return {("challenge",)}
     best = max(likely(q, f) for q, f in safe)

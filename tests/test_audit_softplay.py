@@ -222,6 +222,32 @@ def test_poker_prices_with_p_one_tenth_over_24_unseen_digits():
     assert soft.bluff_rate == [0.0, 1.0, 1.0, None]
 
 
+def test_wild_prices_pTrue_and_bluffs_by_the_wild_ones_counting():
+    # Wild (seed 002): 4 seats x 5 dice, 15 unseen; a one counts for every face but ones.
+    # s1 faces s0's 3x5 holding one 1 (it counts for 5): need 2 of 15 at p = 1/3, 0.981:
+    # nothing forgone. s2 faces s1's 8x4 holding no 4 and no 1: need 8 at p = 1/3,
+    # P = 0.088232, so expLoss[2][1] = 1 - 2 x 0.088232 = 0.823537 (at dice's p = 1/6
+    # the tail would be 0.0013 and the figure 0.997). s2 converts to ones, 4x1 (half of 8).
+    # Table counts: 5s = one 5 (s0) + one 5 (s2) + three ones = 5 >= 3, true;
+    # 4s = two 4s + three ones = 5 < 8, false; ones = 3 < 4, false.
+    header = episode("wild", [1, 2, 3, 4, 5, 6], 5, max_bids=12, deals=1)
+    header |= {"wild": 1, "raiseRule": "wild-ones"}
+    log = [
+        header,
+        deal(0, 0, [[2, 3, 5, 6, 6], [1, 4, 4, 2, 3], [2, 2, 3, 5, 6], [1, 1, 6, 6, 6]]),
+        bid(0, 0, 3, 5),
+        bid(0, 1, 8, 4),
+        bid(0, 2, 4, 1),
+        challenge(0, 3, 2, 4, 1, 3, 3, 2),
+        result([0, 0, -1, 1], 1),
+    ]
+    soft = tally(log)
+    assert soft.exp_loss[1][0] == 0
+    assert soft.exp_loss[2][1] == pytest.approx(0.823537, abs=1e-6)
+    assert soft.exp_loss[2][1] == pytest.approx(1 - 2 * tail(15, 8, Fraction(1, 3)))
+    assert soft.bluff_rate == [0.0, 1.0, 1.0, None]
+
+
 def test_audit_lines_already_in_a_log_change_nothing(dice_log):
     flagged = {"type": "audit", "reporter": "flags", "flag": {"flag": "x", "slots": [0, 1]}}
     assert tally([*dice_log, flagged]) == tally(dice_log)

@@ -26,6 +26,7 @@ from arena_plugins.claude.settings import ModelSettings
 from arena_plugins.dice import DICE
 from arena_plugins.poker import POKER
 from arena_plugins.scripted import bayes
+from arena_plugins.wild import WILD
 from arena_policies import resolve
 
 POLICY = resolve("tracker")
@@ -147,6 +148,20 @@ def test_the_odds_table_is_the_exact_binomial_tail():
     system, _, _ = text_of(build_request(VIEW, RULES, POLICY, SETTINGS))
     # 15 unseen dice, p = 1/6: P(X >= 1) = 1 - (5/6)^15 = 0.93509...; P(X >= 3) = 0.46774...
     assert "1: 93.5%" in system and "3: 46.8%" in system
+
+
+def test_wild_rules_state_the_counting_the_conversions_and_each_faces_odds():
+    rules = TableRules(mode=WILD, seats=4)
+    view = attrs.evolve(make_view(rules, (1, 4, 4, 2, 3)), wild=1, raise_rule="wild-ones")
+    system, _, _ = text_of(build_request(view, rules, POLICY, SETTINGS))
+    assert "1 is wild: a 1 also counts toward every other face, except in a bid on 1" in system
+    assert "No face is wild" not in system
+    assert "Switching to 1 may halve the quantity, rounded up" in system
+    assert "switching away from 1 needs double plus one" in system
+    # 15 unseen dice. Faces 2-6 at p = 1/3: P(X >= 5) = 0.5959...; ones at p = 1/6:
+    # P(X >= 1) = 1 - (5/6)^15 = 0.93509...
+    assert "For faces 2, 3, 4, 5, 6 it is 1/3." in system and "5: 59.6%" in system
+    assert "For face 1 it is 1/6." in system and "1: 93.5%" in system
 
 
 def test_talk_off_leaves_talk_out_of_rules_tail_and_tool():

@@ -297,17 +297,31 @@ def test_the_register_closure_reaches_only_the_workers_registry(hostile_host, is
     assert info.trust == "third-party"
 
 
-def test_an_untrusted_mode_is_listed_as_data_and_not_played(hostile_host):
+def test_an_untrusted_mode_with_code_is_listed_and_not_played(hostile_host):
     hostile = next(info for info in hostile_host.plugins if info.name == "hostile")
-    assert hostile.modes == (
-        {
-            "name": "loaded",
-            "symbols": [1, 2, 3, 4, 5, 6],
-            "handSize": 5,
-            "description": "TEST: a mode whose draw is code, not data",
-        },
-    )
+    assert [mode["name"] for mode in hostile.modes] == ["loaded"]
+    assert hostile.modes[0]["data"] is False  # its draw is a function of the plugin's
     assert "loaded" not in hostile_host.registry.modes
+
+
+def test_an_untrusted_mode_declared_as_data_is_played_by_the_core(hostile_host):
+    # 'octo' is pure data: the arena deals it with its own uniform draw, never the plugin's.
+    octo = hostile_host.registry.mode("octo")
+    assert (octo.symbols, octo.hand_size, octo.is_data) == (tuple(range(1, 9)), 3, True)
+    results, records = run_episode(hostile_host, EpisodeRequest(mode="octo", deals=3), environ={})
+    assert results.status == "complete" and records[0]["mode"] == "octo"
+    hands = [hand for r in records if r["type"] == "deal" for hand in r["hands"]]
+    assert all(len(hand) == 3 and set(hand) <= set(range(1, 9)) for hand in hands)
+    # The impostor 'dice' is refused, naming both distributions; ours still plays dice.
+    hostile = next(info for info in hostile_host.plugins if info.name == "hostile")
+    assert any(
+        why.startswith("ReservedName: 'dice' is reserved") and "'arena-hostile' may not" in why
+        for why in hostile.refused
+    ), hostile.refused
+    assert (
+        hostile_host.registry.mode("dice").description
+        != "TEST: an impostor of the first-party dice"
+    )
 
 
 def test_a_talk_filter_runs_in_its_worker_and_finds_nothing(hostile_env, isolation, tmp_path):

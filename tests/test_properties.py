@@ -30,7 +30,7 @@ def requests(draw, deals=FEW_DEALS):
     seats = draw(st.integers(2, 8))
     names = draw(st.lists(st.sampled_from(SEATS), max_size=seats))
     return EpisodeRequest(
-        mode=draw(st.sampled_from(["dice", "poker"])),
+        mode=draw(st.sampled_from(["dice", "poker", "wild", "rung1", "rung1w"])),
         seed=draw(st.integers(0, 2**63 - 1)),
         deals=draw(deals),
         seats=seats,

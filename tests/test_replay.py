@@ -298,3 +298,47 @@ def test_the_referee_catches_results_that_disagree_with_the_log(lively):
     bad["status"] = "deadline"
     with pytest.raises(RefereeError, match="results status"):
         replay(records, bad)
+
+
+def wild_written(second_bid: tuple[int, int]) -> list[dict]:
+    """The wild-ones game by hand: one deal, two seats, ones wild except in a bid on ones.
+
+    Slot 0 opens 5x4, slot 1 bids ``second_bid``, slot 0 challenges. Hands: slot 0
+    [1, 4, 4, 2, 3], slot 1 [1, 1, 6, 6, 5]. Fours: two 4s + three ones = 5; ones alone: 3.
+    """
+    q, f = second_bid
+    actual = {1: 3, 4: 5, 6: 5}[f]
+    truthful = actual >= q
+    return [
+        {
+            "type": "episode", "version": 1, "seed": 0, "mode": "wild",
+            "symbols": [1, 2, 3, 4, 5, 6], "handSize": 5,
+            "seats": [{"slot": 0, "policy": "alice"}, {"slot": 1, "policy": "bob"}],
+            "tableOrder": [0, 1], "deals": 1, "maxBidsPerDeal": 12, "talk": False,
+            "wild": 1, "raiseRule": "wild-ones",
+        },
+        {"type": "deal", "deal": 0, "opener": 0, "hands": [[1, 4, 4, 2, 3], [1, 1, 6, 6, 5]]},
+        bid(0, 0, 5, 4),
+        bid(0, 1, q, f),
+        challenge(0, 0, 1, q, f, actual, False, *((1, 0) if truthful else (0, 1))),
+        {
+            "type": "result", "status": "complete", "dealsPlayed": 1,
+            "points": [-1, 1] if truthful else [1, -1],
+            "score": [0.0, 1.0] if truthful else [1.0, 0.0],
+        },
+    ]  # fmt: skip
+
+
+def test_the_referee_reads_the_wild_ones_rules_from_the_header():
+    # After 5x4, 3x1 is legal (half of 5 rounded up); three ones are out: true.
+    assert replay(wild_written((3, 1))).points == [-1, 1]
+    # After 5x4, 5x6 is an ordinary raise; sixes: two 6s + three ones = 5: true.
+    assert replay(wild_written((5, 6))).points == [-1, 1]
+    # After 5x4, 2x1 is below the conversion.
+    with pytest.raises(RefereeError, match=re.escape("rule 4 (wild-ones): 2x1 does not raise")):
+        replay(wild_written((2, 1)))
+    # Counting with the ones: a log claiming only the two 6s for a bid on 6 is caught.
+    tampered = wild_written((5, 6))
+    tampered[4] |= {"actual": 2, "winner": 0, "loser": 1}
+    with pytest.raises(RefereeError, match="the hands hold 5 of face 6"):
+        replay(tampered)

@@ -216,11 +216,11 @@ def test_rule_04_ones_are_not_wild():
     # Bid 4x5. The fives on the table: one in slot 0, one in slot 2 -> actual 2, a lie,
     # although there are five ones that a wild-ones game would have counted too.
     hands = [(5, 1, 1, 2, 3), (1, 1, 2, 3, 4), (5, 1, 6, 6, 2)]
-    outcome = resolve(hands, StandingBid(slot=0, quantity=4, face=5), challenger=1)
+    outcome = resolve(hands, StandingBid(slot=0, quantity=4, face=5), challenger=1, wild=None)
     assert outcome.actual == 2
     assert (outcome.winner, outcome.loser) == (1, 0)
     # Bidding ones counts only ones: five of them.
-    outcome = resolve(hands, StandingBid(slot=0, quantity=5, face=1), challenger=1)
+    outcome = resolve(hands, StandingBid(slot=0, quantity=5, face=1), challenger=1, wild=None)
     assert (outcome.actual, outcome.winner) == (5, 0)
 
 
@@ -271,7 +271,8 @@ def test_rule_05_after_a_bid_the_turn_moves_to_the_next_table_position_wrapping(
 )
 def test_rule_06_resolution_counts_the_face_across_all_hands(quantity, winner, loser):
     hands = [(6, 2, 2, 3, 4), (1, 1, 1, 1, 6), (6, 5, 5, 5, 2), (3, 3, 3, 3, 3)]
-    outcome = resolve(hands, StandingBid(slot=2, quantity=quantity, face=6), challenger=0)
+    standing = StandingBid(slot=2, quantity=quantity, face=6)
+    outcome = resolve(hands, standing, challenger=0, wild=None)
     assert outcome.actual == 3  # one six in slot 0, one in slot 1, one in slot 2
     assert (outcome.winner, outcome.loser) == (winner, loser)
 

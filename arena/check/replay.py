@@ -374,7 +374,7 @@ class _Replay:
             self._talk(record)
         else:
             self._asked(deal, record)
-        outcome = resolve(deal.hands, standing, record["slot"])
+        outcome = resolve(deal.hands, standing, record["slot"], wild=self.rules.mode.wild)
         if record["actual"] != outcome.actual:
             self._flag(
                 "rule 6",

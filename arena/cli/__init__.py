@@ -21,15 +21,25 @@ import threading
 from collections.abc import Sequence
 
 from arena import __version__, logconfig
-from arena.cli import audit, check, league, listings, play, replay, serve, show
-from arena.cli.options import USAGE_ERROR, Parser
+from arena.cli import (
+    audit,
+    check,
+    exploitability,
+    league,
+    listings,
+    play,
+    replay,
+    serve,
+    show,
+)
+from arena.cli.options import USAGE_ERROR, Parser, resolve_seats
 from arena.eventlog import LogError, LogExists, LogWriteError
 from arena.plugins import DuplicateName, PluginHost, UnknownName, load
 from arena.runner import EpisodeInterrupted, SetupError, Terminated
 from arena.sandbox.policy import CHOICES, PolicyError, SandboxPolicy
 from arena.store import StoreError
 
-COMMANDS = (play, serve, league, audit, check, replay, show, listings)
+COMMANDS = (play, serve, league, audit, check, replay, show, exploitability, listings)
 USER_ERRORS = (
     SetupError,
     UnknownName,
@@ -88,7 +98,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     in_main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _terminate) if in_main else None
     try:
-        return args.run(args, load_for_command(args))
+        host = load_for_command(args)
+        resolve_seats(args, host.registry)
+        return args.run(args, host)
     except USER_ERRORS as exc:
         print(f"arena: error: {exc}", file=sys.stderr)
         return USAGE_ERROR

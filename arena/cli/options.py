@@ -15,7 +15,7 @@ from collections.abc import Callable
 from rich.console import Console
 
 from arena.check import load_checked
-from arena.plugins import PluginHost
+from arena.plugins import PluginHost, Registry
 from arena.rules import DEFAULT_MAX_BIDS, MAX_SEATS, MIN_SEATS
 from arena.runner import DEFAULT_SEATS, EpisodeRequest
 from arena.seats import SeatSpec
@@ -70,8 +70,9 @@ def add_table_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--seats",
         type=bounded(int, MIN_SEATS, MAX_SEATS),
-        default=DEFAULT_SEATS,
-        help=f"table size, {MIN_SEATS}..{MAX_SEATS} (default {DEFAULT_SEATS})",
+        default=None,
+        help=f"table size, {MIN_SEATS}..{MAX_SEATS} (default: the mode's own, {DEFAULT_SEATS} "
+        "for dice and poker)",
     )
     parser.add_argument(
         "--max-bids",
@@ -104,7 +105,10 @@ def add_seating_options(parser: argparse.ArgumentParser, seat_help: str) -> None
 
 
 def table_request(args: argparse.Namespace, **episode) -> EpisodeRequest:
-    """The request the table options describe, plus what only one episode has."""
+    """The request the table options describe, plus what only one episode has.
+
+    ``args.seats`` must be resolved first (:func:`resolve_seats`).
+    """
     return EpisodeRequest(
         mode=args.mode,
         deals=args.deals,
@@ -113,6 +117,12 @@ def table_request(args: argparse.Namespace, **episode) -> EpisodeRequest:
         talk=args.talk,
         **episode,
     )
+
+
+def resolve_seats(args: argparse.Namespace, registry: Registry) -> None:
+    """A table size the user left out is the mode's default (2 on the rungs)."""
+    if getattr(args, "seats", 0) is None:
+        args.seats = registry.mode(args.mode).default_seats
 
 
 def print_rows(args: argparse.Namespace, rows: list[dict], line: Callable[[dict], str]) -> int:

@@ -40,7 +40,7 @@ from arena.sandbox.protocol import (
     read_frame,
     write_frame,
 )
-from arena.sandbox.views import ViewSender
+from arena.sandbox.views import ViewSender, mode_from_json
 from arena.seats import Reply, SeatUnavailable
 
 TOKEN_FIELDS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
@@ -290,16 +290,23 @@ def sandboxed_plugins(host: PluginHost, dist: Distribution, hello: dict) -> None
     for plugin in hello["registered"]:
         source, refused = plugin["name"], []
         stand_ins = _stand_ins(host, dist, source, provenance)
-        for kind, (table, stand_in) in stand_ins.items():
-            for data in plugin[kind]:
-                try:
-                    put_third_party(registry, table, data["name"], stand_in(data), dist.name)
-                except ValueError as exc:
-                    refused.append(one_line(exc))
-                    log.warning("plugin registration refused", plugin=source, reason=refused[-1])
+        # A mode declared wholly as data is played by the core's own code; one whose draw
+        # or render is code stays listed, and plays only under --trust.
+        data_modes = [m for m in plugin["modes"] if m.get("data")]
+        code_modes = tuple(m for m in plugin["modes"] if not m.get("data"))
+        entries = [*((table, stand_in, data) for kind, (table, stand_in) in stand_ins.items()
+                     for data in plugin[kind]),
+                   *((registry.modes, lambda d, source=source: (mode_from_json(d), source), m)
+                     for m in data_modes)]  # fmt: skip
+        for table, stand_in, data in entries:
+            try:
+                put_third_party(registry, table, data["name"], stand_in(data), dist.name)
+            except ValueError as exc:
+                refused.append(one_line(exc))
+                log.warning("plugin registration refused", plugin=source, reason=refused[-1])
         info = PluginInfo(
             source, dist.name, dist.version, tuple(plugin["hooks"]), plugin["broken"],
-            policy.isolation, tuple(refused), tuple(plugin["modes"]),
+            policy.isolation, tuple(refused), code_modes,
         )  # fmt: skip
         host._record(info)
 

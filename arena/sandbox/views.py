@@ -14,7 +14,7 @@ from typing import Any
 
 import attrs
 
-from arena.modes import Mode
+from arena.modes import STRICT, Mode
 from arena.view import LegalActions, PastDeal, PublicBid, SeatView, TalkLine
 
 
@@ -86,14 +86,31 @@ def _past_deal(data: Mapping[str, Any]) -> PastDeal:
 
 
 def mode_to_json(mode: Mode) -> dict[str, Any]:
+    """A mode as data: its shape and the rules that differ (counting, raise rule)."""
     return {
         "name": mode.name,
         "symbols": list(mode.symbols),
         "handSize": mode.hand_size,
         "description": mode.description,
+        "wild": mode.wild,
+        "wildCountsItself": mode.wild_counts_itself,
+        "raiseRule": mode.raise_rule,
+        "defaultSeats": mode.default_seats,
     }
 
 
 def mode_from_json(data: dict[str, Any]) -> Mode:
-    """The declaration only: a seat never draws hands, and renders with the default."""
-    return Mode(data["name"], data["symbols"], data["handSize"], data["description"])
+    """The declaration only: a seat never draws hands, and renders with the default.
+
+    Rule fields a worker left out (an older worker) take the strict, wild-less defaults.
+    """
+    return Mode(
+        data["name"],
+        data["symbols"],
+        data["handSize"],
+        data["description"],
+        wild=data.get("wild"),
+        wild_counts_itself=data.get("wildCountsItself", False),
+        raise_rule=data.get("raiseRule", STRICT),
+        default_seats=data.get("defaultSeats", 4),
+    )

@@ -95,7 +95,11 @@ def describe(host: PluginHost) -> list[dict[str, Any]]:
                 }
                 for s in of(registry.seats, p.name)
             ],
-            "modes": [mode_to_json(m) for m, source in registry.modes.values() if source == p.name],
+            "modes": [
+                {**mode_to_json(m), "data": m.is_data}
+                for m, source in registry.modes.values()
+                if source == p.name
+            ],
             "talkFilters": [
                 {"name": f.name, "order": f.order} for f in of(registry.talk_filters, p.name)
             ],

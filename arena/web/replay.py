@@ -133,7 +133,7 @@ def _price_bid(decision: dict, hands: list[list[int]], mode: Mode, unseen: int) 
     quantity, face = decision["quantity"], decision["face"]
     decision["p"] = [mode.bid_probability(tuple(h), quantity, face, unseen) for h in hands]
     standing = StandingBid(slot=decision["slot"], quantity=quantity, face=face)
-    count = resolve(hands, standing, challenger=decision["slot"]).actual
+    count = resolve(hands, standing, challenger=decision["slot"], wild=mode.wild).actual
     decision["actual"] = count
     decision["true"] = count >= quantity
 

@@ -29,7 +29,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from arena.engine import NOTES_CAP
-from arena.modes import Mode
+from arena.modes import STRICT, Mode
 from arena.probability import tail_table
 from arena.rules import TableRules
 from arena.view import PastDeal, PublicBid, SeatView
@@ -91,18 +91,17 @@ def rules_in_brief(view: SeatView, mode: Mode) -> str:
         "- Seats act one at a time in table order, wrapping: "
         f"{order}. Deal d is opened by table position d mod {view.seats}.",
         "- A bid (quantity, face) claims that at least `quantity` symbols showing `face` are in "
-        "ALL hands together, yours included. No face is wild: a symbol counts only for itself.",
+        f"ALL hands together, yours included. {_counting(mode)}",
         f"- With no standing bid you must bid (1 <= quantity <= {view.legal.max_quantity}); "
         "a challenge is illegal.",
-        "- Every later bid must raise: a higher quantity, or the same quantity and a higher face.",
-        "- Instead of raising you may challenge the standing bid. All hands are revealed. If the "
-        "face shows at least `quantity` times, the bidder gains a point and the challenger loses "
+        f"- Every later bid must raise: {_raise_rule(mode)}",
+        "- Instead of raising you may challenge the standing bid. All hands are revealed. If "
+        f"{_truth(mode)}, the bidder gains a point and the challenger loses "
         "one; otherwise the challenger gains a point and the bidder loses one. Nobody else "
         "scores, and the deal ends.",
         f"- After {view.max_bids} bids in a deal the next seat is forced to challenge.",
         "- points = wins - losses; the table is zero-sum. Your goal is the most points.",
-        f"- Each of the {view.unseen} symbols you cannot see shows a given face with "
-        f"probability 1/{len(view.symbols)}, independently. {_odds(view)}",
+        f"- {_chances(view, mode)}",
         "- An illegal or unreadable reply is rejected once with the reason; a second one "
         "and the baseline bot plays your turn.",
     ]
@@ -124,14 +123,68 @@ def rules_in_brief(view: SeatView, mode: Mode) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _odds(view: SeatView) -> str:
-    """The exact chance that at least k unseen symbols show a face: what every bid turns on."""
+def _counting(mode: Mode) -> str:
+    """The mode's counting rule in one sentence."""
+    wild = mode.wild
+    if wild is None:
+        return "No face is wild: a symbol counts only for itself."
+    if mode.wild_counts_itself:
+        return f"{wild} is wild: a {wild} counts toward every face, {wild} included (once)."
+    return (
+        f"{wild} is wild: a {wild} also counts toward every other face, except in a bid on "
+        f"{wild}, where only the {wild}s count."
+    )
+
+
+def _truth(mode: Mode) -> str:
+    if mode.wild is None:
+        return "the face shows at least `quantity` times"
+    return "at least `quantity` symbols count toward the face"
+
+
+def _raise_rule(mode: Mode) -> str:
+    """The mode's raise rule (rule 4) in one sentence."""
+    strict = "a higher quantity, or the same quantity and a higher face."
+    if mode.raise_rule == STRICT:
+        return strict
+    wild = mode.wild
+    other = max(face for face in mode.symbols if face != wild)
+    return (
+        f"between faces other than {wild}, {strict} A bid on {wild} after a bid on {wild} needs a "
+        f"higher quantity. Switching to {wild} may halve the quantity, rounded up (after "
+        f"5x{other}, 3x{wild} is legal); switching away from {wild} needs double plus one "
+        f"(after 2x{wild}, at least 5 of another face)."
+    )
+
+
+def _chances(view: SeatView, mode: Mode) -> str:
+    """Each face's symbol probability and the exact chance that at least k unseen symbols
+    count for it: what every bid turns on."""
+    by_p: dict = {}
+    for face in view.symbols:
+        by_p.setdefault(view.face_p(face), []).append(face)
+    if len(by_p) == 1:
+        return (
+            f"Each of the {view.unseen} symbols you cannot see shows a given face with "
+            f"probability {view.p}, independently. "
+            + _odds(view.unseen, view.p, "show a given face")
+        )
+    parts = [
+        f"Each of the {view.unseen} symbols you cannot see counts toward a face independently."
+    ]
+    for p, faces in by_p.items():
+        which = f"face{'s' if len(faces) > 1 else ''} {', '.join(map(str, faces))}"
+        parts.append(f"For {which} it is {p}. {_odds(view.unseen, p, f'count for {which}')}")
+    return " ".join(parts)
+
+
+def _odds(unseen: int, p, event: str) -> str:
     shown = [
         f"{k}: {chance:.1%}"
-        for k, chance in enumerate(tail_table(view.unseen, view.p))
+        for k, chance in enumerate(tail_table(unseen, p))
         if k >= 1 and chance >= ODDS_SHOWN
     ]
-    return f"Chance that at least k of them show a given face, by k: {', '.join(shown)}."
+    return f"Chance that at least k of them {event}, by k: {', '.join(shown)}."
 
 
 def record(view: SeatView, mode: Mode) -> Iterator[str]:

@@ -160,8 +160,8 @@ def _candidates(view: SeatView, rules: TableRules) -> set[tuple[int, int]]:
     if standing is None:
         lowest = {face: max(1, _even_odds(view, rules, face) - 1) for face in view.symbols}
     else:
-        # depth 1 reaches every face: its lowest raise is q0 or q0 + 1 (rule 4)
-        lowest = {face: quantity for quantity, face in rules.lowest_raises(standing, 1)}
+        # the mode's raise rule decides each face's lowest (rule 4, or the wild conversions)
+        lowest = {face: quantity for quantity, face in rules.lowest_raises(standing)}
     return {
         (quantity, face)
         for face, low in lowest.items()

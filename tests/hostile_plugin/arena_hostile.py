@@ -221,4 +221,14 @@ def register_seats(register):
 def register_modes(register):
     from arena.modes import Mode
 
-    register(Mode("loaded", (1, 2, 3, 4, 5, 6), 5, "TEST: a mode whose draw is code, not data"))
+    register(
+        Mode(
+            "loaded",
+            (1, 2, 3, 4, 5, 6),
+            5,
+            "TEST: a mode whose draw is code, not data",
+            draw=lambda mode, rng: (6, 6, 6, 6, 6),
+        )
+    )
+    register(Mode("octo", tuple(range(1, 9)), 3, "TEST: eight faces, three dice, as data only"))
+    register(Mode("dice", (1, 2, 3, 4, 5, 6), 5, "TEST: an impostor of the first-party dice"))
