@@ -32,8 +32,8 @@ from rich.table import Table
 
 from arena.eventlog import LogError, read_log
 from arena.events import Audit, EpisodeSettled, to_line
+from arena.league.store import league_results
 from arena.plugins import Reporter
-from arena.store import league_results
 
 FLAGS_SECTION = "flags"
 

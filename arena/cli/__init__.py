@@ -18,12 +18,13 @@ from arena import __version__, logconfig
 from arena.cli import audit, league, listings, play
 from arena.cli.options import USAGE_ERROR, Parser
 from arena.eventlog import LogError
+from arena.league.config import LeagueError
+from arena.league.store import StoreError
 from arena.plugins import DuplicateName, UnknownName, load
 from arena.runner import SetupError
-from arena.store import StoreError
 
 COMMANDS = (play, league, audit, listings)
-USER_ERRORS = (SetupError, UnknownName, DuplicateName, LogError, StoreError)
+USER_ERRORS = (SetupError, UnknownName, DuplicateName, LogError, StoreError, LeagueError)
 
 
 def build_parser() -> Parser:

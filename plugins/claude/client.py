@@ -25,6 +25,7 @@ import numpy as np
 import structlog
 import tenacity
 
+from arena_plugins.claude.limiter import LIMITER
 from arena_plugins.claude.settings import RetryBounds
 
 log = structlog.get_logger(__name__)
@@ -85,11 +86,14 @@ class Backoff:
         self.rng = rng
 
     def __call__(self, state: tenacity.RetryCallState) -> float:
-        asked = retry_after(state.outcome.exception() if state.outcome else None)
-        if asked is not None:
-            return asked
-        ceiling = self.first * min(2 ** (state.attempt_number - 1), BACKOFF_GROWTH)
-        return ceiling * (0.5 + 0.5 * float(self.rng.random()))
+        error = state.outcome.exception() if state.outcome else None
+        wait = retry_after(error)
+        if wait is None:
+            ceiling = self.first * min(2 ** (state.attempt_number - 1), BACKOFF_GROWTH)
+            wait = ceiling * (0.5 + 0.5 * float(self.rng.random()))
+        if getattr(error, "status_code", None) == 429 or retry_after(error) is not None:
+            LIMITER.pause(wait)  # the server limits the account: every seat waits
+        return wait
 
 
 def create_message(
@@ -114,10 +118,21 @@ def create_message(
         reraise=True,
     )
     try:
-        return retrying(client.messages.create, **request)
+        return retrying(_limited_create, client, request)
     except anthropic.APIError as error:
         attempts = retrying.statistics.get("attempt_number", 1)
         raise ApiUnavailable(describe(error, attempts)) from error
+
+
+def _limited_create(
+    client: anthropic.Anthropic, request: Mapping[str, Any]
+) -> anthropic.types.Message:
+    """One request, under the league-wide limiter (:mod:`~arena_plugins.claude.limiter`)."""
+    with LIMITER.request() as used:
+        message = client.messages.create(**request)
+        usage = message.usage
+        used(usage.input_tokens + usage.output_tokens + (usage.cache_creation_input_tokens or 0))
+    return message
 
 
 def describe(error: anthropic.APIError, attempts: int) -> str:
@@ -139,6 +154,7 @@ def describe(error: anthropic.APIError, attempts: int) -> str:
 
 
 def _log_retry(state: tenacity.RetryCallState) -> None:
+    LIMITER.retried()
     error = state.outcome.exception() if state.outcome else None
     log.warning(
         "claude api retry",
