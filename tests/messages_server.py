@@ -94,8 +94,10 @@ class Request:
 class MessagesServer:
     """Start it (or use it as a context manager), script it, point the SDK at :attr:`url`."""
 
-    def __init__(self, responder: Responder | None = None, port: int = 0):
+    def __init__(self, responder: Responder | None = None, port: int = 0, latency: float = 0.0):
         self.responder = responder
+        self.latency = latency
+        """Seconds every request waits before its answer, as a live API's would."""
         self.script: deque[Scripted] = deque()
         self.requests: list[Request] = []
         self._lock = threading.Lock()
@@ -241,6 +243,7 @@ def _handler_for(server: MessagesServer) -> type[BaseHTTPRequestHandler]:
                     )
                 )
             item = server._next(body)
+            server._stopping.wait(server.latency)
             if isinstance(item, Hang):
                 server._stopping.wait(item.seconds)
                 item = Fail(504, "api_error", "the test server hung")
@@ -316,13 +319,29 @@ def main() -> None:
     python tests/messages_server.py --port 8765 &
     ANTHROPIC_API_KEY=local ANTHROPIC_BASE_URL=http://127.0.0.1:8765 \\
         arena play --talk --seat claude:honest --seat bayes --seat claude:bluffer --log ep.jsonl
+
+    or run one command against it, with the key and URL set, and stop when it ends:
+
+    python tests/messages_server.py --latency 0.2 -- arena league run docs/league.toml
     """
     import argparse
+    import os
+    import subprocess
 
     parser = argparse.ArgumentParser(description="A loopback Messages API that plays legally.")
     parser.add_argument("--port", type=int, default=8765)
-    port = parser.parse_args().port
-    server = MessagesServer(responder=table_player(), port=port).start()
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds per answer")
+    parser.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND to run against it")
+    args = parser.parse_args()
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    port = 0 if command and args.port == 8765 else args.port
+    server = MessagesServer(responder=table_player(), port=port, latency=args.latency).start()
+    if command:
+        env = os.environ | {"ANTHROPIC_API_KEY": "loopback", "ANTHROPIC_BASE_URL": server.url}
+        try:
+            raise SystemExit(subprocess.run(command, env=env).returncode)
+        finally:
+            server.stop()
     print(f"serving the Messages API on {server.url} (Ctrl-C stops)", flush=True)
     try:
         server._thread.join()
