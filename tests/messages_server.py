@@ -106,6 +106,8 @@ class MessagesServer:
         self._served = 0
         self._httpd = ThreadingHTTPServer(("127.0.0.1", port), _handler_for(self))
         self._httpd.daemon_threads = True
+        # A client that hangs up mid-request (a stopped league, a timeout) is not news.
+        self._httpd.handle_error = lambda request, client_address: None
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
 
     @property

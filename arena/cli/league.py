@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 import attrs
@@ -139,6 +140,9 @@ def run(args: argparse.Namespace, host: PluginHost) -> int:
                 allow_upgrade=args.allow_upgrade,
                 progress=show,
             )
+    except KeyboardInterrupt:
+        store.close()
+        _leave_now()
     finally:
         store.close()
     if state.stopped == "budget":
@@ -148,6 +152,18 @@ def run(args: argparse.Namespace, host: PluginHost) -> int:
             file=sys.stderr,
         )
     return _print_report(league_report(db, list(host.registry.reporters.values())), db, args.json)
+
+
+def _leave_now() -> None:
+    """Ctrl-C: every stored episode is committed and the file closed, so exit at once.
+
+    Tables still in flight are daemon threads, often blocked on the network; the
+    interpreter's orderly shutdown took a second or more to get past them, and
+    nothing they hold needs saving (their episodes replay on resume).
+    """
+    print("arena: interrupted", file=sys.stderr, flush=True)
+    sys.stdout.flush()
+    os._exit(130)
 
 
 def show_league(args: argparse.Namespace, host: PluginHost) -> int:

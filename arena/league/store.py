@@ -162,7 +162,9 @@ class LeagueStore:
         self._release()
 
     def _release(self) -> None:
-        os.close(self._lock)
+        if self._lock is not None:
+            os.close(self._lock)
+            self._lock = None
 
 
 @attrs.frozen
