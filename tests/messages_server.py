@@ -104,7 +104,7 @@ class MessagesServer:
         self._stopping = threading.Event()
         self._cache: set[str] = set()
         self._served = 0
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), _handler_for(self))
+        self._httpd = _Server(("127.0.0.1", port), _handler_for(self))
         self._httpd.daemon_threads = True
         # A client that hangs up mid-request (a stopped league, a timeout) is not news.
         self._httpd.handle_error = lambda request, client_address: None
@@ -219,6 +219,11 @@ def prompt_blocks(body: dict[str, Any]) -> list[tuple[str, bool]]:
         for block in [content] if isinstance(content, str) else content:
             add(block, message["role"])
     return out
+
+
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 128
+    """Many tables in flight connect at once; the default backlog of 5 refuses them."""
 
 
 def _handler_for(server: MessagesServer) -> type[BaseHTTPRequestHandler]:

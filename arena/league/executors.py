@@ -32,6 +32,7 @@ from multiprocessing.connection import Connection, wait
 from typing import Any
 
 from arena.league.schedule import Fixture
+from arena.league.store import challenge_points
 from arena.plugins import PluginHost, load
 from arena.runner import run_episode
 from arena_plugins.claude import limiter
@@ -39,14 +40,17 @@ from arena_plugins.claude.limiter import Limits
 
 EXECUTORS = ("serial", "thread", "process", "ray")
 SEAT_ENVIRON = ("ANTHROPIC_", "ARENA_", "PLAYER_")
-Played = tuple[Fixture, dict[str, Any], str]
-"""A finished fixture: its results JSON and its event log as JSON Lines."""
+Played = tuple[Fixture, dict[str, Any], str, dict[tuple[int, int], int]]
+"""A finished fixture: its results JSON, its event log as JSON Lines, and the points each
+slot took from each other slot (read from the log here, in the worker, not in the main
+process, which stores every episode and so is the league's one serial step)."""
 
 
 def play_fixture(host: PluginHost, fixture: Fixture) -> Played:
     results, records = run_episode(host, fixture.request)
     lines = (json.dumps(r, separators=(",", ":"), ensure_ascii=False) for r in records)
-    return fixture, results.to_json(), "".join(line + "\n" for line in lines)
+    log = "".join(line + "\n" for line in lines)
+    return fixture, results.to_json(), log, challenge_points(records)
 
 
 class WorkerFailed(Exception):
@@ -153,7 +157,7 @@ class Processes:
             fixture = self.running.pop(conn)
             try:
                 outcome = conn.recv()
-            except EOFError:
+            except (EOFError, OSError):
                 raise WorkerFailed(f"the worker playing table {fixture.table} died") from None
             self.idle.append(conn)
             if isinstance(outcome, BaseException):
@@ -179,8 +183,7 @@ def _process_worker(conn: Connection, limits: Limits) -> None:
         except EOFError:
             return
         try:
-            _, results, log = play_fixture(host, fixture)
-            conn.send((results, log))
+            conn.send(play_fixture(host, fixture)[1:])
         except Exception as exc:  # the parent reports it as one line
             conn.send(WorkerFailed(f"table {fixture.table}: {type(exc).__name__}: {exc}"))
 
@@ -220,10 +223,10 @@ class Ray:
         for ref in ready:
             fixture = self.running.pop(ref)
             try:
-                results, log = self.ray.get(ref)
+                outcome = self.ray.get(ref)
             except self.ray.exceptions.RayError as exc:
                 raise WorkerFailed(f"table {fixture.table}: {str(exc).splitlines()[0]}") from None
-            yield fixture, results, log
+            yield fixture, *outcome
 
     def close(self) -> None:
         for ref in self.running:
@@ -236,15 +239,14 @@ class Ray:
 _ray_host: PluginHost | None = None
 
 
-def _ray_task(fixture: Fixture, limits: Limits, environ: dict[str, str]) -> tuple[dict, str]:
+def _ray_task(fixture: Fixture, limits: Limits, environ: dict[str, str]) -> tuple:
     """One table in a Ray worker, with the driver's seat settings (API key, base URL)."""
     global _ray_host
     os.environ.update(environ)
     if _ray_host is None:
         _ray_host = load()
         limiter.configure(limits)
-    _, results, log = play_fixture(_ray_host, fixture)
-    return results, log
+    return play_fixture(_ray_host, fixture)[1:]
 
 
 def _seat_environ() -> dict[str, str]:

@@ -10,7 +10,6 @@ never shows in the results.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Mapping
 
@@ -20,7 +19,7 @@ from arena.league.config import LeagueError, LeagueSpec
 from arena.league.cost import price_of, seat_tokens
 from arena.league.executors import Played, make_executor
 from arena.league.schedule import schedule
-from arena.league.store import LeagueStore, StoredEpisode, StoreError, challenge_points
+from arena.league.store import LeagueStore, StoredEpisode, StoreError
 from arena.plugins import PluginHost
 from arena.seats import SeatSpec
 from arena_plugins.claude import limiter
@@ -169,7 +168,7 @@ def stored_episode(
     environ: Mapping[str, str],
 ) -> StoredEpisode:
     """A played fixture as the store's rows: seats with entrant, tokens, cost and provenance."""
-    fixture, results, log = played
+    fixture, results, log, points = played
     rows = []
     for seat in results["seats"]:
         entrant = fixture.entrants[seat["slot"]]
@@ -193,12 +192,7 @@ def stored_episode(
                 source.get("isolation"),
             )
         )
-    points = challenge_points(_records(log))
     return StoredEpisode(fixture.index, fixture.table, fixture.rotation, results, rows, points, log)
-
-
-def _records(log: str) -> list[dict]:
-    return [json.loads(line) for line in log.splitlines()]
 
 
 def _over_budget(spec: LeagueSpec, state: Progress, episodes: int, starting: int) -> bool:
