@@ -19,6 +19,7 @@ ci           The CI width of the same league (same entrants, same number of epis
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
 import subprocess
 import sys
@@ -119,7 +120,34 @@ def efficiency(args) -> None:
             f" = {rates[workers]:6.1f} episodes/s"
             + (f" ({cpu / timed * 1000:.1f} ms CPU per episode)" if workers == 1 else "")
         )
-    print(f"parallel efficiency: {rates[2] / (2 * rates[1]):.0%} (target 85%)")
+    league = rates[2] / (2 * rates[1])
+    control = _control_efficiency()
+    print(f"parallel efficiency: {league:.0%} (target 85%)")
+    print(
+        f"control, a pure-Python busy loop in 1 vs 2 processes on this machine now: {control:.0%};"
+        f" the league's efficiency relative to what the machine gave: {league / control:.0%}"
+    )
+
+
+def _burn(n: int) -> int:
+    total = 0
+    for i in range(n):
+        total += i * i
+    return total
+
+
+def _control_efficiency(n: int = 4_000_000) -> float:
+    """What two processes get from this machine right now (1.0: two free cores)."""
+    start = time.perf_counter()
+    _burn(n)
+    _burn(n)
+    one = time.perf_counter() - start
+    with multiprocessing.get_context("spawn").Pool(2) as pool:
+        pool.map(_burn, [1, 1])
+        start = time.perf_counter()
+        pool.map(_burn, [n, n])
+        two = time.perf_counter() - start
+    return one / (2 * two)
 
 
 def ci(args) -> None:

@@ -27,6 +27,7 @@ import os
 import queue
 import signal
 import threading
+from collections import deque
 from collections.abc import Iterator
 from multiprocessing.connection import Connection, wait
 from typing import Any
@@ -121,45 +122,47 @@ class Threads:
 
 
 class Processes:
-    def __init__(self, capacity: int, limits: Limits):
-        self.capacity = capacity
+    QUEUED = 2
+    """Fixtures sent to each worker ahead: it starts the next table the moment it finishes
+    one, instead of idling while the main process stores the result and answers."""
+
+    def __init__(self, workers: int, limits: Limits):
+        self.capacity = workers * self.QUEUED
         context = multiprocessing.get_context("spawn")
         self.workers: list[tuple[Any, Connection]] = []
-        self.idle: list[Connection] = []
-        self.running: dict[Connection, Fixture] = {}
+        self.queued: dict[Connection, deque[Fixture]] = {}
         # Workers start with Ctrl-C ignored (an ignored signal stays ignored through exec),
         # so a Ctrl-C while they start prints nothing from them either.
         previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
         try:
-            for _ in range(capacity):
+            for _ in range(workers):
                 mine, theirs = context.Pipe()
                 process = context.Process(
-                    target=_process_worker, args=(theirs, limits.share(capacity)), daemon=True
+                    target=_process_worker, args=(theirs, limits.share(workers)), daemon=True
                 )
                 process.start()
                 theirs.close()
                 self.workers.append((process, mine))
-                self.idle.append(mine)
+                self.queued[mine] = deque()
         finally:
             signal.signal(signal.SIGINT, previous)
 
     @property
     def busy(self) -> int:
-        return len(self.running)
+        return sum(len(fixtures) for fixtures in self.queued.values())
 
     def submit(self, fixture: Fixture) -> None:
-        conn = self.idle.pop()
+        conn = min(self.queued, key=lambda c: len(self.queued[c]))
         conn.send(fixture)
-        self.running[conn] = fixture
+        self.queued[conn].append(fixture)
 
     def collect(self, timeout: float) -> Iterator[Played]:
-        for conn in wait(list(self.running), timeout):
-            fixture = self.running.pop(conn)
+        for conn in wait([c for c, fixtures in self.queued.items() if fixtures], timeout):
+            fixture = self.queued[conn].popleft()
             try:
                 outcome = conn.recv()
             except (EOFError, OSError):
                 raise WorkerFailed(f"the worker playing table {fixture.table} died") from None
-            self.idle.append(conn)
             if isinstance(outcome, BaseException):
                 raise outcome
             yield fixture, *outcome
