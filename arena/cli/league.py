@@ -20,9 +20,9 @@ from arena.cli.options import add_table_options, bounded, seat_specs, table_requ
 from arena.league.config import (
     SCHEDULES,
     Budget,
-    Entrant,
     LeagueError,
     LeagueSpec,
+    pool_entrants,
     read_league_file,
 )
 from arena.league.executors import EXECUTORS
@@ -107,7 +107,7 @@ def league_spec(args: argparse.Namespace) -> LeagueSpec:
         if not args.pool:
             raise LeagueError("give a league file or --pool SPEC,...")
         spec = LeagueSpec(
-            entrants=tuple(Entrant(str(s), s) for s in args.pool),
+            entrants=pool_entrants(args.pool),
             tables=args.tables,
             seed=args.seed,
             table=table_request(args),

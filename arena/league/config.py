@@ -10,7 +10,7 @@ change between runs of the same league.
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -75,11 +75,9 @@ class LeagueSpec:
 
     def __attrs_post_init__(self) -> None:
         names = [e.name for e in self.entrants]
-        specs = [str(e.spec) for e in self.entrants]
-        for label, values in (("entrant", names), ("seat spec", specs)):
-            twice = sorted({v for v in values if values.count(v) > 1})
-            if twice:
-                raise LeagueError(f"{label} {twice[0]!r} is listed twice")
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise LeagueError(f"entrant {twice[0]!r} is listed twice")
         if not self.entrants:
             raise LeagueError("a league needs at least one entrant")
         if self.schedule not in SCHEDULES:
@@ -89,13 +87,6 @@ class LeagueSpec:
                 f"{len(self.entrants)} entrants cannot fill {self.table.seats}-seat tables"
                 " without allow_repeat"
             )
-
-    def entrant_of(self, spec: str) -> str:
-        """The entrant name of a seat spec as the results JSON writes it."""
-        for entrant in self.entrants:
-            if str(entrant.spec) == spec:
-                return entrant.name
-        raise KeyError(spec)
 
     def settings(self) -> dict:
         """The JSON form stored with the league, to refuse resuming a different one."""
@@ -114,6 +105,18 @@ class LeagueSpec:
             "talk": table.talk,
             "clock": table.clock,
         }
+
+
+def pool_entrants(specs: Iterable[SeatSpec]) -> tuple[Entrant, ...]:
+    """Entrants named by their specs (the ``--pool`` form); a spec listed again is one more
+    entrant with the same policy, named ``SPEC#2``, ``SPEC#3``..."""
+    seen: dict[str, int] = {}
+    entrants = []
+    for spec in specs:
+        seen[str(spec)] = seen.get(str(spec), 0) + 1
+        count = seen[str(spec)]
+        entrants.append(Entrant(str(spec) if count == 1 else f"{spec}#{count}", spec))
+    return tuple(entrants)
 
 
 def read_league_file(path: str | Path) -> LeagueSpec:

@@ -117,7 +117,7 @@ def report_tables(report: dict[str, Any], source: str) -> list[Table]:
             line.append(
                 ""
                 if h is None
-                else f"{h['pointsPerDeal']:+.3f} [{h['ci95'][0]:+.2f}, {h['ci95'][1]:+.2f}]"
+                else f"{h['pointsPerDeal']:+.3f}\n[{h['ci95'][0]:+.2f}, {h['ci95'][1]:+.2f}]"
             )
         duels.add_row(*line)
     spend = Table(title="cost", box=box.SIMPLE_HEAD)

@@ -1,8 +1,8 @@
 """The schedule: which entrants sit where at which table, and on which seed.
 
 The schedule is a pure function of the league's settings. Table t's seat
-draw comes from the league seed's stream for (LEAGUE_DRAW, t) and its seed
-from the stream for (LEAGUE_SEED, t), never from which worker plays it, so
+draw and then its episode seed come from the league seed's stream for
+(LEAGUE, t) alone, never from which worker plays it, so
 serial, threads, processes and Ray play the same episodes, and a stopped league
 resumes where it stopped. Three ways to form tables:
 
@@ -29,10 +29,8 @@ from arena import seeding
 from arena.league.config import LeagueSpec
 from arena.runner import EpisodeRequest
 
-LEAGUE_DRAW = 4
-"""Seed-stream domain of a table's seat draw (see arena.seeding)."""
-LEAGUE_SEED = 5
-"""Seed-stream domain of a table's episode seed."""
+LEAGUE = 4
+"""Seed-stream domain of the league schedule (see arena.seeding)."""
 
 
 @attrs.frozen
@@ -50,8 +48,7 @@ class Fixture:
 def schedule(spec: LeagueSpec) -> list[Fixture]:
     seats = spec.table.seats
     fixtures: list[Fixture] = []
-    for table, picks in enumerate(_DRAWS[spec.schedule](spec)):
-        seed = int(seeding.stream(spec.seed, LEAGUE_SEED, table).integers(2**62))
+    for table, (picks, seed) in enumerate(_DRAWS[spec.schedule](spec)):
         for rotation in range(seats if spec.duplicate else 1):
             seated = tuple(spec.entrants[picks[(slot + rotation) % seats]] for slot in range(seats))
             request = attrs.evolve(spec.table, seed=seed, seat_specs=tuple(e.spec for e in seated))
@@ -60,11 +57,16 @@ def schedule(spec: LeagueSpec) -> list[Fixture]:
     return fixtures
 
 
-def _balanced(spec: LeagueSpec) -> list[list[int]]:
+Draw = tuple[list[int], int]
+"""A table's entrants by slot (indices into the league's entrants) and its episode seed."""
+
+
+def _balanced(spec: LeagueSpec) -> list[Draw]:
     count = [0] * len(spec.entrants)
     tables = []
     for table in range(spec.tables):
-        order = seeding.stream(spec.seed, LEAGUE_DRAW, table).permutation(len(count)).tolist()
+        rng = seeding.stream(spec.seed, LEAGUE, table)
+        order = rng.permutation(len(count)).tolist()
         place = {entrant: position for position, entrant in enumerate(order)}
         picks: list[int] = []
         for _ in range(spec.table.seats):
@@ -72,28 +74,34 @@ def _balanced(spec: LeagueSpec) -> list[list[int]]:
             chosen = min(free, key=lambda e: (count[e], place[e]))
             count[chosen] += 1
             picks.append(chosen)
-        tables.append(picks)
+        tables.append((picks, _seed(rng)))
     return tables
 
 
-def _combinations(spec: LeagueSpec) -> list[list[int]]:
+def _combinations(spec: LeagueSpec) -> list[Draw]:
     pick = itertools.combinations_with_replacement if spec.allow_repeat else itertools.combinations
     groups = list(pick(range(len(spec.entrants)), spec.table.seats))
     tables = []
     for table in range(spec.tables * len(groups)):
         group = groups[table % len(groups)]
-        order = seeding.stream(spec.seed, LEAGUE_DRAW, table).permutation(len(group)).tolist()
-        tables.append([group[i] for i in order])
+        rng = seeding.stream(spec.seed, LEAGUE, table)
+        order = rng.permutation(len(group)).tolist()
+        tables.append(([group[i] for i in order], _seed(rng)))
     return tables
 
 
-def _random(spec: LeagueSpec) -> list[list[int]]:
-    return [
-        seeding.stream(spec.seed, LEAGUE_DRAW, table)
-        .choice(len(spec.entrants), size=spec.table.seats, replace=spec.allow_repeat)
-        .tolist()
-        for table in range(spec.tables)
-    ]
+def _random(spec: LeagueSpec) -> list[Draw]:
+    tables = []
+    for table in range(spec.tables):
+        rng = seeding.stream(spec.seed, LEAGUE, table)
+        picks = rng.choice(len(spec.entrants), size=spec.table.seats, replace=spec.allow_repeat)
+        tables.append((picks.tolist(), _seed(rng)))
+    return tables
+
+
+def _seed(rng) -> int:
+    """The table's episode seed, drawn after its seats from the same stream."""
+    return int(rng.integers(2**62))
 
 
 _DRAWS = {"balanced": _balanced, "combinations": _combinations, "random": _random}
