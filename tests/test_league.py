@@ -296,8 +296,11 @@ def test_the_old_league_form_still_runs_and_show_reads_the_file(tmp_path, cli):
     assert proc.returncode == 0, proc.stderr
     shown = cli("league", "show", "l.sqlite", "--json")
     assert shown.stdout == proc.stdout
-    export = cli("league", "export", "l.sqlite", "--csv", "out", "--logs", "logs")
+    export = cli(
+        "league", "export", "l.sqlite", "--csv", "out", "--logs", "logs", "--json", "r.json"
+    )
     assert export.returncode == 0, export.stderr
+    assert (tmp_path / "r.json").read_text() == proc.stdout.rstrip("\n")
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
         "cost.csv",
         "head_to_head.csv",

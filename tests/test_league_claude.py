@@ -18,7 +18,7 @@ import pytest
 from messages_server import Fail, MessagesServer, table_player, text
 from test_claude_seat import offline  # noqa: F401  (autouse: no key, closed loopback URL)
 
-from arena.league.config import Entrant, LeagueError, LeagueSpec
+from arena.league.config import Budget, Entrant, LeagueError, LeagueSpec
 from arena.league.report import league_report
 from arena.league.run import run_league
 from arena.league.store import LeagueStore, episode_log_text, open_read_only
@@ -105,6 +105,29 @@ def test_claude_tables_in_threads_play_what_serial_plays(tmp_path, host, monkeyp
         + bluffer["cacheWrite"] * 1.25
     ) / 1e6
     assert cost["byEntrant"]["bluffer"]["usd"] == pytest.approx(expected)
+
+
+def test_a_budget_stops_the_league_before_it_would_be_passed_and_resumes(
+    tmp_path, host, monkeypatch
+):
+    def fresh(path, league):  # a fresh server each time: a warm prompt cache costs less
+        with serve(monkeypatch, MessagesServer(table_player())):
+            return play(path, league, host)
+
+    whole = fresh(tmp_path / "whole.sqlite", LEAGUE)
+    # Half the whole league's cost: before each episode the league projects it at the
+    # mean cost so far and starts it only if the projected total stays within the
+    # budget. Serial and with a fresh server the episodes cost the same as in the
+    # whole run, which climb evenly here, so the spend stops short of the budget.
+    budget = attrs.evolve(LEAGUE, budget=Budget(usd=whole.usd / 2))
+    cut = fresh(tmp_path / "cut.sqlite", budget)
+    assert cut.stopped == "budget" and 0 < cut.done < whole.done
+    assert cut.usd <= whole.usd / 2
+    again = fresh(tmp_path / "cut.sqlite", budget)  # the same budget: nothing new starts
+    assert again.done == cut.done and again.stopped == "budget"
+    done = fresh(tmp_path / "cut.sqlite", LEAGUE)  # no budget: the rest
+    assert done.done == whole.done and done.stopped is None
+    assert moves(tmp_path / "cut.sqlite") == moves(tmp_path / "whole.sqlite")
 
 
 def test_claude_entrants_without_a_key_are_refused_unless_stand_ins_are_allowed(tmp_path, host):

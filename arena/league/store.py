@@ -23,8 +23,6 @@ from typing import Any
 
 import attrs
 
-from arena.eventlog import read_log
-
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS league (settings TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS episodes (
@@ -233,14 +231,6 @@ def episode_log_text(db: sqlite3.Connection, index: int) -> str:
     if row[0] != LOG_CODEC:
         raise StoreError(f"episode {index}: unknown log codec {row[0]!r}")
     return zlib.decompress(row[1]).decode()
-
-
-def load_log(path: str | Path) -> list[dict[str, Any]]:
-    """The one way the league reads an event log file back (an exported or imported log).
-
-    Kept as one function so a stricter reader (a log verifier) can replace it here.
-    """
-    return read_log(path)
 
 
 def _settings_text(settings: dict) -> str:

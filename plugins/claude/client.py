@@ -86,14 +86,11 @@ class Backoff:
         self.rng = rng
 
     def __call__(self, state: tenacity.RetryCallState) -> float:
-        error = state.outcome.exception() if state.outcome else None
-        wait = retry_after(error)
-        if wait is None:
-            ceiling = self.first * min(2 ** (state.attempt_number - 1), BACKOFF_GROWTH)
-            wait = ceiling * (0.5 + 0.5 * float(self.rng.random()))
-        if getattr(error, "status_code", None) == 429 or retry_after(error) is not None:
-            LIMITER.pause(wait)  # the server limits the account: every seat waits
-        return wait
+        asked = retry_after(state.outcome.exception() if state.outcome else None)
+        if asked is not None:
+            return asked
+        ceiling = self.first * min(2 ** (state.attempt_number - 1), BACKOFF_GROWTH)
+        return ceiling * (0.5 + 0.5 * float(self.rng.random()))
 
 
 def create_message(
@@ -154,8 +151,10 @@ def describe(error: anthropic.APIError, attempts: int) -> str:
 
 
 def _log_retry(state: tenacity.RetryCallState) -> None:
-    LIMITER.retried()
     error = state.outcome.exception() if state.outcome else None
+    LIMITER.retried()
+    if getattr(error, "status_code", None) == 429 or retry_after(error) is not None:
+        LIMITER.pause(state.upcoming_sleep)  # the server limits the account: every seat waits
     log.warning(
         "claude api retry",
         attempt=state.attempt_number,
