@@ -154,6 +154,9 @@ def test_a_league_file_names_entrants_and_their_claude_settings():
         ({"entrants": {}}, "at least one entrant"),
         ({"entrants": {"a": {"seat": "claude"}}}, "needs policy"),
         ({"entrants": {"a": "bayes"}, "league": {"schedule": "swiss"}}, "unknown schedule"),
+        ({"entrants": {"a": "bayes"}, "league": {"seed": -1}}, "seed must be a whole number >= 0"),
+        ({"entrants": {"a": "bayes"}, "table": {"deals": "many"}}, "deals must be a whole number"),
+        ({"entrants": {"a": "bayes"}, "league": {"budget_usd": "5"}}, "budget_usd must be"),
     ],
 )
 def test_league_file_mistakes_are_named(data, message):

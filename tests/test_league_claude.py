@@ -17,11 +17,11 @@ import numpy as np
 import pytest
 from messages_server import Fail, MessagesServer, table_player, text
 from test_claude_seat import offline  # noqa: F401  (autouse: no key, closed loopback URL)
+from test_league import play
 
 from arena.league.config import Budget, Entrant, LeagueError, LeagueSpec
 from arena.league.report import league_report
-from arena.league.run import run_league
-from arena.league.store import LeagueStore, episode_log_text, open_read_only
+from arena.league.store import episode_log_text, open_read_only
 from arena.runner import EpisodeRequest
 from arena.seats import SeatSpec
 from arena_plugins.claude import limiter
@@ -52,14 +52,6 @@ def serve(monkeypatch, server: MessagesServer) -> MessagesServer:
     monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
     monkeypatch.setenv("ARENA_CLAUDE_BACKOFF", "0.01")
     return server
-
-
-def play(path, league, host, executor="serial", **options):
-    store = LeagueStore(path)
-    try:
-        return run_league(league, store, host, executor=executor, **options)
-    finally:
-        store.close()
 
 
 def moves(path) -> list:

@@ -157,16 +157,24 @@ def league_from_mapping(data: Mapping[str, Any]) -> LeagueSpec:
     for model, price in data.get("prices", {}).items():
         _known(price, f"[prices.{model!r}]", ("input", "output", "cache_read", "cache_write"))
         prices[model] = attrs.evolve(prices.get(model, Price()), **price)
+    for key in ("deals", "seats", "max_bids"):
+        if key in table:
+            _whole(table[key], key)
+    if not isinstance(table.get("mode", ""), str) or not isinstance(table.get("talk", False), bool):
+        raise LeagueError("[table]: mode must be a string and talk true or false")
+    for key in ("budget_usd", "budget_tokens"):
+        if not isinstance(league.get(key, 0), (int, float)) or league.get(key, 0) < 0:
+            raise LeagueError(f"{key} must be a number >= 0, got {league[key]!r}")
     return LeagueSpec(
         entrants=tuple(entrant(name, value) for name, value in entrants.items()),
-        tables=_positive(league.get("tables", 10), "tables"),
-        seed=league.get("seed", 0),
+        tables=_whole(league.get("tables", 10), "tables"),
+        seed=_whole(league.get("seed", 0), "seed", low=0),
         table=EpisodeRequest(**table) if table else EpisodeRequest(),
         schedule=league.get("schedule", "balanced"),
         duplicate=bool(league.get("duplicate", False)),
         allow_repeat=bool(league.get("allow_repeat", False)),
         budget=Budget(league.get("budget_usd"), league.get("budget_tokens")),
-        concurrency=_positive(limits.pop("concurrency", 1), "concurrency"),
+        concurrency=_whole(limits.pop("concurrency", 1), "concurrency"),
         api_limits=ApiLimits(**limits),
         prices=prices,
     )
@@ -199,7 +207,7 @@ def _known(table: Any, where: str, keys: tuple[str, ...]) -> None:
         raise LeagueError(f"{where}: unknown key {unknown[0]!r} (known: {', '.join(keys)})")
 
 
-def _positive(value: Any, name: str) -> int:
-    if not isinstance(value, int) or value < 1:
-        raise LeagueError(f"{name} must be a whole number >= 1, got {value!r}")
+def _whole(value: Any, name: str, low: int = 1) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < low:
+        raise LeagueError(f"{name} must be a whole number >= {low}, got {value!r}")
     return value
