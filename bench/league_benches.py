@@ -89,6 +89,8 @@ def concurrency(args) -> None:
     try:
         url = server.stdout.readline().split(" on ")[1].split()[0]
         os.environ |= {"ANTHROPIC_API_KEY": "bench", "ANTHROPIC_BASE_URL": url}
+        import anthropic  # noqa: F401  (the seats import it lazily: not on the clock)
+
         table = EpisodeRequest(deals=args.deals, talk=True)
         # Four Claude entrants, four seats: every table seats all four (balanced).
         one = LeagueSpec(entrants=entrants(CLAUDES), tables=1, table=table)

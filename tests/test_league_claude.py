@@ -176,9 +176,11 @@ def test_a_429_with_retry_after_holds_every_seat_not_only_the_one_told(monkeypat
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
         request = {"model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": "x"}]}
 
+        answered = []
+
         def ask():
-            with make_client("k", bounds) as client:
-                create_message(client, request, bounds, np.random.default_rng(0))
+            client = make_client("k", bounds)  # the process's shared client: not closed here
+            answered.append(create_message(client, request, bounds, np.random.default_rng(0)))
 
         first = threading.Thread(target=ask)
         first.start()
@@ -186,7 +188,7 @@ def test_a_429_with_retry_after_holds_every_seat_not_only_the_one_told(monkeypat
         ask()
         first.join()
     told = server.requests[0].arrived
-    assert len(server.requests) == 3
+    assert len(answered) == 2 and len(server.requests) == 3
     assert all(r.arrived - told >= 0.55 for r in server.requests[1:])
 
 
