@@ -33,7 +33,7 @@ from multiprocessing.connection import Connection, wait
 from typing import Any
 
 from arena.league.schedule import Fixture
-from arena.league.store import challenge_points
+from arena.league.store import challenge_points, compress_log
 from arena.plugins import PluginHost, load
 from arena.runner import run_episode
 from arena_plugins.claude import limiter
@@ -41,16 +41,16 @@ from arena_plugins.claude.limiter import Limits
 
 EXECUTORS = ("serial", "thread", "process", "ray")
 SEAT_ENVIRON = ("ANTHROPIC_", "ARENA_", "PLAYER_")
-Played = tuple[Fixture, dict[str, Any], str, dict[tuple[int, int], int]]
-"""A finished fixture: its results JSON, its event log as JSON Lines, and the points each
-slot took from each other slot (read from the log here, in the worker, not in the main
-process, which stores every episode and so is the league's one serial step)."""
+Played = tuple[Fixture, dict[str, Any], bytes, dict[tuple[int, int], int]]
+"""A finished fixture: its results JSON, its compressed event log, and the points each
+slot took from each other slot. The log is compressed and read here, in the worker, not
+in the main process, which stores every episode and so is the league's one serial step."""
 
 
 def play_fixture(host: PluginHost, fixture: Fixture) -> Played:
     results, records = run_episode(host, fixture.request)
     lines = (json.dumps(r, separators=(",", ":"), ensure_ascii=False) for r in records)
-    log = "".join(line + "\n" for line in lines)
+    log = compress_log("".join(line + "\n" for line in lines))
     return fixture, results.to_json(), log, challenge_points(records)
 
 

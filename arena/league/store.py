@@ -152,7 +152,7 @@ class LeagueStore:
                 )
                 self.db.execute(
                     "INSERT INTO logs VALUES (?, ?, ?)",
-                    (episode.index, LOG_CODEC, zlib.compress(episode.log.encode(), 6)),
+                    (episode.index, LOG_CODEC, episode.log),
                 )
         except sqlite3.Error as exc:
             raise StoreError(
@@ -182,8 +182,8 @@ class StoredEpisode:
     """Every ``seats`` column after ``idx``, one tuple per slot."""
     points: Mapping[tuple[int, int], int]
     """(winner slot, loser slot) -> points taken, from the log's challenges."""
-    log: str
-    """The event log as JSON Lines."""
+    log: bytes
+    """The event log as :func:`compress_log` made it."""
 
 
 def challenge_points(records: Iterable[Mapping[str, Any]]) -> dict[tuple[int, int], int]:
@@ -221,6 +221,11 @@ def league_results(path: str | Path) -> list[dict]:
     if not rows:
         raise StoreError(f"{path}: the league has no finished episodes")
     return [json.loads(text) for (text,) in rows]
+
+
+def compress_log(text: str) -> bytes:
+    """An event log's JSON Lines as the store keeps them (codec ``zlib-jsonl``)."""
+    return zlib.compress(text.encode(), 6)
 
 
 def episode_log_text(db: sqlite3.Connection, index: int) -> str:
