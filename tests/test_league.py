@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 import sqlite3
 from collections import Counter
 
@@ -279,7 +280,6 @@ def cli(capsys, monkeypatch, tmp_path):
         (["--pool", "bayes,nobody,random,pressure"], "unknown seat 'nobody'"),
         (["--pool", "bayes,random,pressure,bayes:b", "--mode", "chess"], "unknown mode 'chess'"),
         (["--pool", "bayes,random,pressure,bayes:b", "--db", "not-a-db"], "not a league database"),
-        (["--pool", "bayes,random"], "2 entrants cannot fill 4-seat tables"),
         (["missing.toml"], "missing.toml: cannot read league file"),
         (["bad.toml"], "bad.toml: not a TOML league file"),
     ],
@@ -291,6 +291,17 @@ def test_league_errors_are_one_line(tmp_path, cli, args, message):
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("arena: error:") and message in lines[0]
+
+
+def test_a_pool_smaller_than_a_table_fills_it_by_repeats_as_before(cli):
+    proc = cli("league", "--pool", "bayes,random", "--tables", "2", "--deals", "2", "--json")
+    assert proc.returncode == 0, proc.stderr
+    standings = json.loads(proc.stdout)["standings"]
+    # 2 tables x 4 seats over 2 entrants, balanced: 4 seats each, 2 at every table.
+    assert sorted((s["entrant"], s["seatings"], s["episodes"]) for s in standings) == [
+        ("bayes", 4, 2),
+        ("random", 4, 2),
+    ]
 
 
 def test_the_old_league_form_still_runs_and_show_reads_the_file(tmp_path, cli):

@@ -113,7 +113,8 @@ def league_spec(args: argparse.Namespace) -> LeagueSpec:
             table=table_request(args),
             schedule=args.schedule,
             duplicate=args.duplicate,
-            allow_repeat=args.allow_repeat,
+            # as the --pool form always did: a pool smaller than a table fills it by repeats
+            allow_repeat=args.allow_repeat or len(args.pool) < args.seats,
         )
     budget = Budget(
         args.budget_usd if args.budget_usd is not None else spec.budget.usd,
