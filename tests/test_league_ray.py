@@ -7,6 +7,7 @@ Ray takes seconds to start, so this is one league, run once through the CLI
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -43,10 +44,13 @@ def test_ray_tables_give_the_serial_standings_and_leave_no_ray_behind(tmp_path):
     assert serial.returncode == 0, serial.stderr
     # A short private temp dir: Ray's sockets live under it, and it marks its processes.
     ray_dir = tempfile.mkdtemp(prefix="ray", dir="/tmp")
-    env = os.environ | {"RAY_TMPDIR": ray_dir}
-    ray_db = str(tmp_path / "ray.sqlite")
-    ran = arena("league", "run", *POOL, "--db", ray_db, "--executor", "ray", "--concurrency",
-                "2", "--json", env=env)  # fmt: skip
-    assert ran.returncode == 0, ran.stderr
-    assert ran.stdout == serial.stdout
-    assert processes_using(ray_dir) == []
+    try:
+        env = os.environ | {"RAY_TMPDIR": ray_dir}
+        ray_db = str(tmp_path / "ray.sqlite")
+        ran = arena("league", "run", *POOL, "--db", ray_db, "--executor", "ray",
+                    "--concurrency", "2", "--json", env=env)  # fmt: skip
+        assert ran.returncode == 0, ran.stderr
+        assert ran.stdout == serial.stdout
+        assert processes_using(ray_dir) == []
+    finally:
+        shutil.rmtree(ray_dir, ignore_errors=True)
