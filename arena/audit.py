@@ -31,8 +31,8 @@ import structlog
 
 from arena.eventlog import LogError
 from arena.events import Audit, EpisodeSettled, to_line
+from arena.league.store import league_results
 from arena.plugins import Reporter
-from arena.store import league_results
 
 FLAGS_SECTION = "flags"
 

@@ -12,7 +12,6 @@ import attrs
 from rich import box
 from rich.table import Table
 
-from arena.league import Standing
 from arena.results import Results
 
 
@@ -148,22 +147,6 @@ def results_table(results: Results) -> Table:
         )
     stand_ins = [f"* seat {s.slot}: {s.stand_in}" for s in results.seats if s.stand_in]
     table.caption = "\n".join(stand_ins) or None
-    return table
-
-
-def standings_table(standings: list[Standing], source: str) -> Table:
-    table = Table(title=f"league standings ({source}): ranked by mean episode score")
-    for column in ("rank", "policy", "episodes", "mean score", "± stderr", "points"):
-        table.add_column(column, justify="left" if column == "policy" else "right")
-    for rank, row in enumerate(standings, start=1):
-        table.add_row(
-            str(rank),
-            row.policy,
-            str(row.episodes),
-            f"{row.mean_score:.3f}",
-            f"{row.stderr:.3f}",
-            f"{row.points:+d}",
-        )
     return table
 
 

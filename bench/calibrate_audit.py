@@ -1,6 +1,6 @@
 """Calibrate the pooled collusion audit: false flags on honest leagues, detection of planted ones.
 
-Every league is drawn by the league schedule (:func:`arena.league.schedule`): each
+Every league is drawn by the league schedule (:func:`arena.league.schedule.schedule`): each
 table's seats come from the pool and its seed, hence its table order, from the
 league seed and the table's index. A *long* league has 40 tables; its consecutive
 blocks of K tables are leagues of K (every table is its own independent draw, so
@@ -54,7 +54,8 @@ from typing import Any
 import attrs
 import numpy as np
 
-from arena.league import LeagueSpec, schedule
+from arena.league.config import LeagueSpec, pool_entrants
+from arena.league.schedule import schedule
 from arena.plugins import load
 from arena.runner import EpisodeRequest, run_episode
 from arena.seats import SeatSpec
@@ -107,7 +108,9 @@ class LongLeague:
 
     def requests(self) -> list[EpisodeRequest]:
         spec = LeagueSpec(
-            pool=tuple(SeatSpec.parse(s) for s in self.pool),
+            entrants=pool_entrants(SeatSpec.parse(s) for s in self.pool),
+            schedule="random",
+            allow_repeat=len(self.pool) < 4,  # a pool smaller than a table fills by repeats
             tables=SIZES[-1],
             seed=self.seed,
             table=EpisodeRequest(mode=self.mode, deals=self.deals),

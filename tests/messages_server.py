@@ -94,16 +94,20 @@ class Request:
 class MessagesServer:
     """Start it (or use it as a context manager), script it, point the SDK at :attr:`url`."""
 
-    def __init__(self, responder: Responder | None = None, port: int = 0):
+    def __init__(self, responder: Responder | None = None, port: int = 0, latency: float = 0.0):
         self.responder = responder
+        self.latency = latency
+        """Seconds every request waits before its answer, as a live API's would."""
         self.script: deque[Scripted] = deque()
         self.requests: list[Request] = []
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._cache: set[str] = set()
         self._served = 0
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), _handler_for(self))
+        self._httpd = _Server(("127.0.0.1", port), _handler_for(self))
         self._httpd.daemon_threads = True
+        # A client that hangs up mid-request (a stopped league, a timeout) is not news.
+        self._httpd.handle_error = lambda request, client_address: None
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
 
     @property
@@ -217,6 +221,11 @@ def prompt_blocks(body: dict[str, Any]) -> list[tuple[str, bool]]:
     return out
 
 
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 128
+    """Many tables in flight connect at once; the default backlog of 5 refuses them."""
+
+
 def _handler_for(server: MessagesServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -241,6 +250,7 @@ def _handler_for(server: MessagesServer) -> type[BaseHTTPRequestHandler]:
                     )
                 )
             item = server._next(body)
+            server._stopping.wait(server.latency)
             if isinstance(item, Hang):
                 server._stopping.wait(item.seconds)
                 item = Fail(504, "api_error", "the test server hung")
@@ -316,13 +326,29 @@ def main() -> None:
     python tests/messages_server.py --port 8765 &
     ANTHROPIC_API_KEY=local ANTHROPIC_BASE_URL=http://127.0.0.1:8765 \\
         arena play --talk --seat claude:honest --seat bayes --seat claude:bluffer --log ep.jsonl
+
+    or run one command against it, with the key and URL set, and stop when it ends:
+
+    python tests/messages_server.py --latency 0.2 -- arena league run docs/league.toml
     """
     import argparse
+    import os
+    import subprocess
 
     parser = argparse.ArgumentParser(description="A loopback Messages API that plays legally.")
     parser.add_argument("--port", type=int, default=8765)
-    port = parser.parse_args().port
-    server = MessagesServer(responder=table_player(), port=port).start()
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds per answer")
+    parser.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND to run against it")
+    args = parser.parse_args()
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    port = 0 if command and args.port == 8765 else args.port
+    server = MessagesServer(responder=table_player(), port=port, latency=args.latency).start()
+    if command:
+        env = os.environ | {"ANTHROPIC_API_KEY": "loopback", "ANTHROPIC_BASE_URL": server.url}
+        try:
+            raise SystemExit(subprocess.run(command, env=env).returncode)
+        finally:
+            server.stop()
     print(f"serving the Messages API on {server.url} (Ctrl-C stops)", flush=True)
     try:
         server._thread.join()

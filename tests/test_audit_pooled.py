@@ -19,10 +19,12 @@ from arena.audit import league_episodes, logged_episodes, run_pooled
 from arena.check import load_checked
 from arena.cli import main
 from arena.eventlog import read_log
-from arena.league import LeagueSpec, run_league, schedule
+from arena.league.config import LeagueSpec, pool_entrants
+from arena.league.run import run_league
+from arena.league.schedule import schedule
+from arena.league.store import LeagueStore
 from arena.runner import EpisodeRequest, run_episode
 from arena.seats import SeatSpec
-from arena.store import LeagueStore
 from arena_plugins.collusion_flags import (
     CALIBRATED,
     POOLED,
@@ -212,7 +214,10 @@ def test_pooling_does_not_depend_on_the_order_of_the_logs(mixed_episodes, order)
 
 
 LEAGUE = LeagueSpec(
-    pool=tuple(SeatSpec.parse(s) for s in ("colluder", "colluder", "bayes", "pressure", "random")),
+    entrants=pool_entrants(
+        SeatSpec.parse(s) for s in ("colluder", "colluder", "bayes", "pressure", "random")
+    ),
+    schedule="random",
     tables=6,
     seed=9,
     table=EpisodeRequest(deals=8),
@@ -225,7 +230,7 @@ def league(host, tmp_path_factory):
     folder = tmp_path_factory.mktemp("league")
     store = LeagueStore(folder / "league.sqlite")
     try:
-        run_league(LEAGUE, store)
+        run_league(LEAGUE, store, host)
     finally:
         store.close()
     logs = []
@@ -250,7 +255,8 @@ def test_pooling_a_league_equals_pooling_its_episodes_logs(league, host):
 def pooled_league(host, mode: str, pool: tuple[str, ...]) -> dict:
     """A 20-table league of 20-deal episodes (seed 31), pooled by policy."""
     spec = LeagueSpec(
-        pool=tuple(SeatSpec.parse(s) for s in pool),
+        entrants=pool_entrants(SeatSpec.parse(s) for s in pool),
+        schedule="random",
         tables=20,
         seed=31,
         table=EpisodeRequest(mode=mode, deals=20),

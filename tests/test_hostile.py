@@ -398,8 +398,10 @@ def test_a_league_goes_on_past_a_seat_that_cannot_be_built(isolation, tmp_path):
         "--deals", "2", "--db", str(tmp_path / "league.sqlite"), "--json", sandbox=isolation,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    standings = {row["policy"]: row for row in json.loads(done.stdout)}
-    # Both faulty policies sat at a table and were scored: bayes played their turns.
-    assert standings["hostile:factory"]["episodes"] >= 1
+    standings = {row["entrant"]: row for row in json.loads(done.stdout)["standings"]}
+    # Both faulty policies sat at a table and were scored: bayes played their turns. The
+    # seat that never started was bayes throughout, so its episodes stand apart as such.
+    assert set(standings) == {"bayes", "hostile:crash", "hostile:factory (stand-in)"}
+    assert standings["hostile:factory (stand-in)"]["episodes"] >= 1
     assert standings["hostile:crash"]["episodes"] >= 1
     assert worker_processes() == []

@@ -1,46 +1,99 @@
-"""Leagues: a deterministic schedule, serial == parallel, resumable SQLite storage, ranking."""
+"""Leagues: the schedule, the league file, the store, and serial == threads == processes."""
 
 from __future__ import annotations
 
+import itertools
+import json
 import sqlite3
-import subprocess
-import sys
+from collections import Counter
 
+import attrs
 import pytest
+import structlog
+from hypothesis import given
+from hypothesis import strategies as st
 
-from arena.league import LeagueSpec, run_league, schedule, standings
+from arena.cli import main
+from arena.league.config import Entrant, LeagueError, LeagueSpec, league_from_mapping
+from arena.league.report import league_report
+from arena.league.run import run_league
+from arena.league.schedule import schedule
+from arena.league.store import LeagueStore, StoreError
 from arena.runner import EpisodeRequest
 from arena.seats import SeatSpec
-from arena.store import LeagueStore, StoreError
 
-POOL = tuple(SeatSpec.parse(name) for name in ("bayes", "pressure", "random"))
+SCRIPTED = ("bayes", "pressure", "random")
+
+
+def entrants(*names: str) -> tuple[Entrant, ...]:
+    """Distinct entrants from scripted seats: ``bayes``, ``bayes#2`` (same policy, own name)..."""
+    return tuple(Entrant(name, SeatSpec.parse(name.partition("#")[0])) for name in names)
 
 
 def spec(**overrides) -> LeagueSpec:
-    settings = dict(pool=POOL, tables=4, seed=11, table=EpisodeRequest(deals=6), duplicate=False)
+    settings = dict(
+        entrants=entrants(*SCRIPTED, "bayes#2"),
+        tables=4,
+        seed=11,
+        table=EpisodeRequest(deals=6),
+    )
     return LeagueSpec(**{**settings, **overrides})
 
 
 def rows(path) -> list[tuple]:
+    """Every stored row, the compressed logs included."""
     with sqlite3.connect(path) as db:
-        return list(db.execute("SELECT * FROM episodes ORDER BY idx")) + list(
-            db.execute("SELECT * FROM seats ORDER BY idx, slot")
-        )
+        found = list(db.execute("SELECT * FROM league"))
+        for table in ("episodes", "seats", "points"):
+            found += list(db.execute(f"SELECT * FROM {table} ORDER BY 1, 2"))
+        found += [(idx, bytes(log)) for idx, log in db.execute("SELECT idx, log FROM logs")]
+        return found
 
 
-def play(path, league, workers=1):
+def play(path, league, host, executor="serial", **options):
     store = LeagueStore(path)
     try:
-        return run_league(league, store, workers=workers)
+        return run_league(league, store, host, executor=executor, **options)
     finally:
         store.close()
 
 
-def test_a_table_depends_only_on_the_master_seed_and_its_index():
+# --- the schedule ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["balanced", "random"])
+def test_a_table_depends_only_on_the_master_seed_and_its_index(kind):
     # Drawing more tables must not change the tables already drawn.
-    short, long = schedule(spec(tables=3)), schedule(spec(tables=7))
+    short, long = schedule(spec(tables=3, schedule=kind)), schedule(spec(tables=7, schedule=kind))
     assert long[:3] == short
     assert len({f.request.seed for f in long}) == 7
+
+
+@given(
+    seed=st.integers(0, 2**32),
+    entrant_count=st.integers(4, 9),
+    tables=st.integers(1, 12),
+)
+def test_balanced_tables_give_every_entrant_the_same_number_of_seats(seed, entrant_count, tables):
+    # After any number of tables the counts differ by at most one; when tables x seats
+    # is a multiple of the entrants they are all equal. Nobody sits twice at a table.
+    names = [f"bayes:{i}" for i in range(entrant_count)]
+    fixtures = schedule(spec(entrants=entrants(*names), tables=tables, seed=seed))
+    count = Counter(name for f in fixtures for name in f.entrants)
+    assert max(count.values(), default=0) - min(count.get(n, 0) for n in names) <= 1
+    if tables * 4 % entrant_count == 0:
+        assert set(count.values()) == {tables * 4 // entrant_count}
+    assert all(len(set(f.entrants)) == 4 for f in fixtures)
+
+
+def test_every_combination_seats_each_set_of_four_once_per_round():
+    # 5 entrants, 4 seats: C(5, 4) = 5 tables a round; two rounds, each set twice.
+    names = ("bayes", "pressure", "random", "bayes#2", "bayes#3")
+    fixtures = schedule(spec(entrants=entrants(*names), schedule="combinations", tables=2))
+    sets = Counter(frozenset(f.entrants) for f in fixtures)
+    assert len(fixtures) == 10
+    assert set(sets) == {frozenset(c) for c in itertools.combinations(names, 4)}
+    assert set(sets.values()) == {2}
 
 
 def test_duplicate_replays_each_table_under_every_rotation():
@@ -48,73 +101,228 @@ def test_duplicate_replays_each_table_under_every_rotation():
     assert len(fixtures) == 2 * 4
     first = [f for f in fixtures if f.table == 0]
     assert {f.request.seed for f in first} == {first[0].request.seed}
-    # Rotation r moves the policy of slot (s + r) into slot s, so every drawn
+    # Rotation r moves the entrant of slot (s + r) into slot s, so every drawn
     # seating visits every slot exactly once.
-    drawn = first[0].request.seat_specs
+    drawn = first[0].entrants
     for fixture in first:
         r = fixture.rotation
-        assert fixture.request.seat_specs == tuple(drawn[(s + r) % 4] for s in range(4))
+        assert fixture.entrants == tuple(drawn[(s + r) % 4] for s in range(4))
+        # each seat plays its entrant's policy: bayes#2 is the bayes seat under its own name
+        policies = tuple(SeatSpec.parse(n.partition("#")[0]) for n in fixture.entrants)
+        assert fixture.request.seat_specs == policies
 
 
-def test_serial_and_parallel_leagues_store_the_same_rows(tmp_path):
-    serial = play(tmp_path / "serial.sqlite", spec(), workers=1)
-    parallel = play(tmp_path / "parallel.sqlite", spec(), workers=2)
-    assert serial == parallel
-    assert rows(tmp_path / "serial.sqlite") == rows(tmp_path / "parallel.sqlite")
+def test_too_few_entrants_need_allow_repeat():
+    with pytest.raises(LeagueError, match="3 entrants cannot fill 4-seat tables"):
+        spec(entrants=entrants(*SCRIPTED))
+    fixtures = schedule(spec(entrants=entrants(*SCRIPTED), allow_repeat=True, tables=3))
+    # 3 tables x 4 seats over 3 entrants: 4 seats each, so someone sits twice per table.
+    assert Counter(n for f in fixtures for n in f.entrants) == dict.fromkeys(SCRIPTED, 4)
 
 
-def test_an_interrupted_league_resumes_to_the_same_result(tmp_path):
-    whole = play(tmp_path / "whole.sqlite", spec())
+# --- the league file --------------------------------------------------------------------
+
+
+def test_a_league_file_names_entrants_and_their_claude_settings():
+    league = league_from_mapping(
+        {
+            "league": {"seed": 3, "tables": 2, "duplicate": True, "budget_usd": 1.5},
+            "table": {"deals": 7, "talk": True},
+            "limits": {"concurrency": 8, "max_in_flight": 4},
+            "entrants": {
+                "base": "bayes",
+                "honest": {"seat": "claude", "policy": "honest", "model": "m", "max_tokens": 99},
+                "press": {"seat": "pressure"},
+                "rand": "random",
+            },
+            "prices": {"m": {"input": 2.0}},
+        }
+    )
+    assert [str(e.spec) for e in league.entrants] == [
+        "bayes",
+        "claude:honest?model=m&max_tokens=99",
+        "pressure",
+        "random",
+    ]
+    assert league.table.deals == 7 and league.table.talk and league.duplicate
+    assert league.budget.usd == 1.5 and league.concurrency == 8
+    assert league.api_limits.max_in_flight == 4
+    assert league.prices["m"].input == 2.0 and league.prices["m"].output == 0.0
+
+
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        ({"entrants": {"a": "bayes"}, "league": {"tabels": 3}}, "unknown key 'tabels'"),
+        ({"entrants": {}}, "at least one entrant"),
+        ({"entrants": {"a": {"seat": "claude"}}}, "needs policy"),
+        ({"entrants": {"a": "bayes"}, "league": {"schedule": "swiss"}}, "unknown schedule"),
+        ({"entrants": {"a": "bayes"}, "league": {"seed": -1}}, "seed must be a whole number >= 0"),
+        ({"entrants": {"a": "bayes"}, "table": {"deals": "many"}}, "deals must be a whole number"),
+        ({"entrants": {"a": "bayes"}, "league": {"budget_usd": "5"}}, "budget_usd must be"),
+    ],
+)
+def test_league_file_mistakes_are_named(data, message):
+    with pytest.raises(LeagueError, match=message):
+        league_from_mapping(data)
+
+
+# --- running and storing ------------------------------------------------------------------
+
+
+def test_serial_threads_and_processes_store_the_same_rows(tmp_path, host):
+    league = spec(duplicate=True, tables=2)
+    play(tmp_path / "serial.sqlite", league, host)
+    play(tmp_path / "threads.sqlite", attrs.evolve(league, concurrency=3), host, "thread")
+    play(tmp_path / "procs.sqlite", attrs.evolve(league, concurrency=2), host, "process")
+    serial = rows(tmp_path / "serial.sqlite")
+    assert serial == rows(tmp_path / "threads.sqlite") == rows(tmp_path / "procs.sqlite")
+    report = league_report(tmp_path / "serial.sqlite")
+    assert report == league_report(tmp_path / "procs.sqlite")
+
+
+def test_an_interrupted_league_resumes_to_the_same_rows(tmp_path, host):
+    play(tmp_path / "whole.sqlite", spec(), host)
     cut = tmp_path / "cut.sqlite"
-    play(cut, spec())
+    play(cut, spec(), host)
     with sqlite3.connect(cut) as db:  # lose the last two episodes, as a crash would
-        db.execute("DELETE FROM seats WHERE idx >= 2")
-        db.execute("DELETE FROM episodes WHERE idx >= 2")
-    assert play(cut, spec()) == whole
+        for table in ("logs", "points", "seats", "episodes"):
+            db.execute(f"DELETE FROM {table} WHERE idx >= 2")
+    play(cut, spec(), host)
     assert rows(cut) == rows(tmp_path / "whole.sqlite")
 
 
-def test_resuming_with_other_settings_is_refused(tmp_path):
-    play(tmp_path / "l.sqlite", spec())
-    with pytest.raises(StoreError, match="other settings"):
-        play(tmp_path / "l.sqlite", spec(seed=12))
+def test_every_episode_keeps_its_log_and_its_points_come_from_it(tmp_path, host):
+    from arena.league.store import episode_log_text, open_read_only
 
-
-def test_standings_rank_by_mean_episode_score():
-    # a: scores 0.75 and 0.25 -> mean 0.5, stdev 0.3536, stderr 0.3536 / sqrt(2) = 0.25
-    # b: one score 0.6 -> mean 0.6, stderr 0 (a single episode has none)
-    table = standings([("a", 5, 0.75), ("b", 2, 0.6), ("a", -5, 0.25)])
-    assert [row.policy for row in table] == ["b", "a"]
-    assert table[1].mean_score == pytest.approx(0.5)
-    assert table[1].stderr == pytest.approx(0.25)
-    assert table[1].points == 0 and table[1].episodes == 2
-    assert table[0].stderr == 0.0
-
-
-def test_every_seat_of_the_league_is_zero_sum(tmp_path):
-    play(tmp_path / "l.sqlite", spec(tables=5))
-    with sqlite3.connect(tmp_path / "l.sqlite") as db:
+    play(tmp_path / "l.sqlite", spec(tables=2), host)
+    db = open_read_only(tmp_path / "l.sqlite")
+    try:
+        for idx, points in db.execute("SELECT idx, SUM(n) FROM points GROUP BY idx"):
+            text = episode_log_text(db, idx)
+            lines = text.splitlines()
+            assert lines[0].startswith('{"type":"episode"')
+            # rule 7: every settled challenge moves one point: points rows sum to challenges
+            assert points == sum('"type":"challenge"' in line for line in lines)
         sums = [s for (s,) in db.execute("SELECT SUM(points) FROM seats GROUP BY idx")]
-    assert sums == [0] * 5
+        assert sums == [0, 0]  # zero-sum per episode
+    finally:
+        db.close()
+
+
+def test_resuming_with_other_settings_is_refused(tmp_path, host):
+    play(tmp_path / "l.sqlite", spec(tables=1), host)
+    with pytest.raises(StoreError, match="other settings"):
+        play(tmp_path / "l.sqlite", spec(tables=1, seed=12), host)
+
+
+def test_a_failed_start_leaves_no_settings_behind(tmp_path, host):
+    from arena.plugins import UnknownName
+
+    bad = spec(entrants=entrants(*SCRIPTED, "nobody"), tables=1)
+    with pytest.raises(UnknownName):
+        play(tmp_path / "l.sqlite", bad, host)
+    with sqlite3.connect(tmp_path / "l.sqlite") as db:
+        assert db.execute("SELECT COUNT(*) FROM league").fetchone() == (0,)
+    play(tmp_path / "l.sqlite", spec(tables=1), host)  # the same file, another league: fine
+
+
+def test_a_second_league_on_one_file_is_refused_while_the_first_runs(tmp_path, cli):
+    first = LeagueStore(tmp_path / "l.sqlite")
+    try:
+        with pytest.raises(StoreError, match="another league is running"):
+            LeagueStore(tmp_path / "l.sqlite")
+        proc = cli("league", "run", "--pool", "bayes,pressure,random,bayes",
+                   "--tables", "1", "--deals", "2", "--db", "l.sqlite")  # fmt: skip
+        assert proc.returncode == 2
+        assert proc.stderr.strip() == (
+            "arena: error: l.sqlite: another league is running on this file"
+        )
+    finally:
+        first.close()
+    LeagueStore(tmp_path / "l.sqlite").close()  # released: the next run may start
+
+
+def test_resuming_across_a_plugin_upgrade_needs_allow_upgrade(tmp_path, host):
+    play(tmp_path / "l.sqlite", spec(tables=2), host)
+    with sqlite3.connect(tmp_path / "l.sqlite") as db:  # as if played by an older release
+        db.execute("UPDATE seats SET version = '0.0.1' WHERE idx = 0 AND entrant = 'pressure'")
+        db.execute("DELETE FROM logs WHERE idx = 1")
+        for table in ("points", "seats", "episodes"):
+            db.execute(f"DELETE FROM {table} WHERE idx = 1")
+    with pytest.raises(StoreError, match="'pressure' was played with liars-arena 0.0.1"):
+        play(tmp_path / "l.sqlite", spec(tables=2), host)
+    play(tmp_path / "l.sqlite", spec(tables=2), host, allow_upgrade=True)
+
+
+@attrs.frozen
+class Ran:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+@pytest.fixture
+def cli(capsys, monkeypatch, tmp_path):
+    """``arena ARGS`` in this process, in tmp_path; structlog reset afterwards."""
+    monkeypatch.chdir(tmp_path)
+
+    def run(*args: str) -> Ran:
+        code = main(list(args))
+        out, err = capsys.readouterr()
+        return Ran(code, out, err)
+
+    yield run
+    structlog.reset_defaults()
 
 
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["--pool", "bayes,nobody"], "unknown seat 'nobody'"),
-        (["--pool", "bayes", "--mode", "chess"], "unknown mode 'chess'"),
-        (["--pool", "bayes", "--db", "{tmp}/not-a-db"], "not a league database"),
+        (["--pool", "bayes,nobody,random,pressure"], "unknown seat 'nobody'"),
+        (["--pool", "bayes,random,pressure,bayes", "--mode", "chess"], "unknown mode 'chess'"),
+        (["--pool", "bayes,random,pressure,bayes", "--db", "not-a-db"], "not a league database"),
+        (["missing.toml"], "missing.toml: cannot read league file"),
+        (["bad.toml"], "bad.toml: not a TOML league file"),
     ],
 )
-def test_league_errors_are_one_line(tmp_path, args, message):
+def test_league_errors_are_one_line(tmp_path, cli, args, message):
     (tmp_path / "not-a-db").write_text("this is not sqlite, " * 100)
-    args = [a.replace("{tmp}", str(tmp_path)) for a in args]
-    proc = subprocess.run(
-        [sys.executable, "-m", "arena.cli", "league", "--tables", "1", *args],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-    )
+    (tmp_path / "bad.toml").write_text("[league\nseed = ")
+    proc = cli("league", "run", "--tables", "1", *args)
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("arena: error:") and message in lines[0]
+
+
+def test_a_pool_smaller_than_a_table_fills_it_by_repeats_as_before(cli):
+    proc = cli("league", "--pool", "bayes,random", "--tables", "2", "--deals", "2", "--json")
+    assert proc.returncode == 0, proc.stderr
+    standings = json.loads(proc.stdout)["standings"]
+    # 2 tables x 4 seats over 2 entrants, balanced: 4 seats each, 2 at every table.
+    assert sorted((s["entrant"], s["seatings"], s["episodes"]) for s in standings) == [
+        ("bayes", 4, 2),
+        ("random", 4, 2),
+    ]
+
+
+def test_the_old_league_form_still_runs_and_show_reads_the_file(tmp_path, cli):
+    proc = cli("league", "--pool", "bayes,pressure,random,bayes", "--tables", "2",
+               "--deals", "3", "--db", "l.sqlite", "--json")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    shown = cli("league", "show", "l.sqlite", "--json")
+    assert shown.stdout == proc.stdout
+    export = cli(
+        "league", "export", "l.sqlite", "--csv", "out", "--logs", "logs", "--json", "r.json"
+    )
+    assert export.returncode == 0, export.stderr
+    assert (tmp_path / "r.json").read_text() == proc.stdout.rstrip("\n")
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
+        "cost.csv",
+        "head_to_head.csv",
+        "standings.csv",
+    ]
+    logs = sorted((tmp_path / "logs").iterdir())
+    assert len(logs) == 2
+    audited = cli("audit", str(logs[0]), "--json")  # any league episode re-audits
+    assert audited.returncode == 0, audited.stderr

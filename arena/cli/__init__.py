@@ -34,10 +34,11 @@ from arena.cli import (
 )
 from arena.cli.options import USAGE_ERROR, Parser, resolve_seats
 from arena.eventlog import LogError, LogExists, LogWriteError
+from arena.league.config import LeagueError
+from arena.league.store import StoreError
 from arena.plugins import DuplicateName, PluginHost, UnknownName, load
 from arena.runner import EpisodeInterrupted, SetupError, Terminated
 from arena.sandbox.policy import CHOICES, PolicyError, SandboxPolicy
-from arena.store import StoreError
 
 COMMANDS = (play, serve, league, audit, check, replay, show, exploitability, listings)
 USER_ERRORS = (
@@ -48,6 +49,7 @@ USER_ERRORS = (
     LogExists,
     StoreError,
     PolicyError,
+    LeagueError,
 )
 RUN_FAILED = 1
 INTERRUPTED = 130

@@ -1,69 +1,269 @@
-"""``arena league``: rank a pool of policies over many seeded tables."""
+"""``arena league run|show|export``: rank entrants over many seeded tables, then report.
+
+``arena league run FILE.toml`` reads a league file (docs/league.md); without a
+file the ``--pool`` flags describe the league, and ``arena league --pool ...``
+(the older form) still runs one.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import sys
 
+import attrs
 from rich.console import Console
-from rich.progress import Progress
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from arena.cli.options import add_table_options, bounded, seat_specs, table_request
-from arena.league import LeagueSpec, run_league
+from arena.league.config import (
+    SCHEDULES,
+    Budget,
+    LeagueError,
+    LeagueSpec,
+    pool_entrants,
+    read_league_file,
+)
+from arena.league.executors import EXECUTORS
+from arena.league.report import export_csv, export_logs, league_report, report_tables
+from arena.league.run import Progress as LeagueProgress
+from arena.league.run import run_league
+from arena.league.store import LeagueStore
 from arena.plugins import PluginHost
-from arena.render import standings_table
-from arena.store import LeagueStore
+
+DEFAULT_DB = "league.sqlite"
 
 
 def register(commands: argparse._SubParsersAction) -> None:
-    league = commands.add_parser("league", help="rank a pool of policies over many mixed tables")
-    add_table_options(league)
-    league.add_argument(
+    league = commands.add_parser("league", help="rank entrants over many seeded tables")
+    add_run_options(league, with_file=False)
+    actions = league.add_subparsers(dest="action", parser_class=type(league))
+    run_parser = actions.add_parser("run", help="play a league (resumes a stopped one)")
+    add_run_options(run_parser, with_file=True)
+    show = actions.add_parser("show", help="standings, head-to-head and cost of a league file")
+    show.add_argument("db", metavar="DB")
+    show.add_argument(
+        "--json", action="store_true", help="print the report as JSON (default: tables)"
+    )
+    show.set_defaults(run=show_league)
+    export = actions.add_parser("export", help="write a league's figures and logs for other tools")
+    export.add_argument("db", metavar="DB")
+    export.add_argument(
+        "--csv",
+        metavar="DIR",
+        help="standings, head_to_head and cost as CSV (default: not written)",
+    )
+    export.add_argument(
+        "--json", metavar="FILE", help="the report as JSON ('-': stdout; default: not written)"
+    )
+    export.add_argument(
+        "--logs",
+        metavar="DIR",
+        help="every episode's event log as JSON Lines (default: not written)",
+    )
+    export.set_defaults(run=export_league, parser=export)
+
+
+def add_run_options(parser: argparse.ArgumentParser, with_file: bool) -> None:
+    if with_file:
+        parser.add_argument("file", nargs="?", metavar="FILE.toml", help="the league file")
+    add_table_options(parser)
+    parser.add_argument(
         "--pool",
         action="extend",
         type=seat_specs,
-        required=True,
         metavar="SPEC",
-        help="policies to draw tables from; repeat or comma-separate (required)",
+        help="entrants (without a league file); repeat or comma-separate (required "
+        "without a league file)",
     )
-    league.add_argument(
-        "--tables", type=bounded(int, 1), default=10, help="tables: >= 1 (default 10)"
+    parser.add_argument(
+        "--tables", type=bounded(int, 1), default=10, help="tables to draw, >= 1 (default 10)"
     )
-    league.add_argument("--seed", type=bounded(int, 0), default=0, help="seed, >= 0 (default 0)")
-    league.add_argument("--duplicate", action="store_true", help="all seat rotations (default off)")
-    league.add_argument(
-        "--workers", type=bounded(int, 1), default=1, help="processes: >= 1 (default 1)"
+    parser.add_argument(
+        "--seed", type=bounded(int, 0), default=0, help="master seed, >= 0 (default 0)"
     )
-    league.add_argument("--db", default="league.sqlite", help="SQLite file (default league.sqlite)")
-    league.add_argument("--json", action="store_true", help="standings as JSON (default: table)")
-    league.set_defaults(run=run)
+    parser.add_argument(
+        "--schedule",
+        choices=SCHEDULES,
+        default="balanced",
+        help="how tables are drawn (default balanced)",
+    )
+    parser.add_argument(
+        "--duplicate",
+        action="store_true",
+        help="replay each table under every seat rotation (default off)",
+    )
+    parser.add_argument(
+        "--allow-repeat",
+        action="store_true",
+        help="one entrant may hold two seats at a table (default off)",
+    )
+    parser.add_argument("--db", help=f"SQLite league file (resumable; default {DEFAULT_DB})")
+    parser.add_argument(
+        "--executor",
+        choices=EXECUTORS,
+        help="where tables run (default: process with --workers, else thread)",
+    )
+    parser.add_argument(
+        "--concurrency",
+        type=bounded(int, 1),
+        help="tables in flight (threads, Ray tasks), >= 1 (default: --workers, else the "
+        "league file's, else 1)",
+    )
+    parser.add_argument(
+        "--workers", type=bounded(int, 1), help="worker processes, >= 1 (default: --concurrency)"
+    )
+    parser.add_argument("--address", help="Ray cluster address (default: a local Ray instance)")
+    parser.add_argument(
+        "--budget-usd", type=bounded(float, 0), help="stop before passing it, >= 0 (default: none)"
+    )
+    parser.add_argument(
+        "--budget-tokens", type=bounded(int, 0), help="stop before passing it, >= 0 (default: none)"
+    )
+    parser.add_argument(
+        "--allow-stand-in",
+        action="store_true",
+        help="run Claude entrants without a key as bayes, marked as stand-ins (default: refuse)",
+    )
+    parser.add_argument(
+        "--allow-upgrade",
+        action="store_true",
+        help="resume although an entrant's plugin version changed (default: refuse)",
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="print the report as JSON (default: tables)"
+    )
+    parser.set_defaults(run=run)
+
+
+def league_spec(args: argparse.Namespace) -> LeagueSpec:
+    """The league the file or the flags describe, with the command line's overrides."""
+    file = getattr(args, "file", None)
+    if file:
+        if args.pool:
+            raise LeagueError("give a league file or --pool, not both")
+        spec = read_league_file(file)
+    else:
+        if not args.pool:
+            raise LeagueError("give a league file or --pool SPEC,...")
+        spec = LeagueSpec(
+            entrants=pool_entrants(args.pool),
+            tables=args.tables,
+            seed=args.seed,
+            table=table_request(args),
+            schedule=args.schedule,
+            duplicate=args.duplicate,
+            # as the --pool form always did: a pool smaller than a table fills it by repeats
+            allow_repeat=args.allow_repeat or len(args.pool) < args.seats,
+        )
+    budget = Budget(
+        args.budget_usd if args.budget_usd is not None else spec.budget.usd,
+        args.budget_tokens if args.budget_tokens is not None else spec.budget.tokens,
+    )
+    concurrency = args.concurrency or args.workers or spec.concurrency
+    return attrs.evolve(spec, budget=budget, concurrency=concurrency)
 
 
 def run(args: argparse.Namespace, host: PluginHost) -> int:
-    for spec in args.pool:
-        host.registry.seat(spec.name)  # an unknown policy fails now, not in a worker
-    spec = LeagueSpec(
-        pool=tuple(args.pool),
-        tables=args.tables,
-        seed=args.seed,
-        table=table_request(args),
-        duplicate=args.duplicate,
-    )
-    host.registry.mode(spec.table.mode)
-    store = LeagueStore(args.db)
+    spec = league_spec(args)
+    executor = args.executor or ("process" if args.workers and not args.concurrency else "thread")
+    db = args.db or DEFAULT_DB
+    store = LeagueStore(db)
     try:
-        with Progress(transient=True, disable=args.json) as bar:
-            task = bar.add_task("episodes", total=None)
-            table = run_league(
+        with _progress_bar(disable=args.json) as show:
+            state = run_league(
                 spec,
                 store,
-                workers=args.workers,
-                progress=lambda done, total: bar.update(task, completed=done, total=total),
+                host,
+                executor=executor,
+                address=args.address,
+                allow_stand_in=args.allow_stand_in,
+                allow_upgrade=args.allow_upgrade,
+                progress=show,
             )
+    except KeyboardInterrupt:
+        store.close()
+        _leave_now()
     finally:
         store.close()
-    if args.json:
-        print(json.dumps([row.to_json() for row in table], indent=2))
-        return 0
-    Console().print(standings_table(table, args.db))
+    if state.stopped == "budget":
+        print(
+            f"arena: budget reached after {state.done} of {state.total} episodes"
+            f" (${state.usd:.4f}, {state.tokens:,} tokens); resume with a higher budget",
+            file=sys.stderr,
+        )
+    return _print_report(league_report(db, list(host.registry.reporters.values())), db, args.json)
+
+
+def _leave_now() -> None:
+    """Ctrl-C: every stored episode is committed and the file closed, so exit at once.
+
+    Tables still in flight are daemon threads, often blocked on the network; the
+    interpreter's orderly shutdown took a second or more to get past them, and
+    nothing they hold needs saving (their episodes replay on resume).
+    """
+    print("arena: interrupted", file=sys.stderr, flush=True)
+    sys.stdout.flush()
+    os._exit(130)
+
+
+def show_league(args: argparse.Namespace, host: PluginHost) -> int:
+    report = league_report(args.db, list(host.registry.reporters.values()))
+    return _print_report(report, args.db, args.json)
+
+
+def export_league(args: argparse.Namespace, host: PluginHost) -> int:
+    if not (args.csv or args.json or args.logs):
+        args.parser.error("give --csv DIR, --json FILE and/or --logs DIR")
+    report = league_report(args.db, list(host.registry.reporters.values()))
+    if args.csv:
+        export_csv(report, args.csv)
+    if args.logs:
+        export_logs(args.db, args.logs)
+    if args.json == "-":
+        print(json.dumps(report, indent=2))
+    elif args.json:
+        with open(args.json, "w", encoding="utf-8") as file:
+            json.dump(report, file, indent=2)
     return 0
+
+
+def _print_report(report: dict, source: str, as_json: bool) -> int:
+    if as_json:
+        print(json.dumps(report, indent=2))
+        return 0
+    console = Console()
+    for table in report_tables(report, source):
+        console.print(table)
+    return 0
+
+
+class _progress_bar:
+    """The run's progress line: episodes, ETA, requests in flight, retries, fallbacks, cost."""
+
+    def __init__(self, disable: bool):
+        self.bar = Progress(
+            TextColumn("episodes"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeRemainingColumn(),
+            TextColumn("{task.fields[status]}"),
+            transient=True,
+            disable=disable,
+        )
+        self.task = self.bar.add_task("league", total=None, status="")
+
+    def __enter__(self):
+        self.bar.__enter__()
+        return self.update
+
+    def __exit__(self, *exc_info):
+        self.bar.__exit__(*exc_info)
+
+    def update(self, state: LeagueProgress) -> None:
+        status = (
+            f"in flight {state.in_flight_requests}  retries {state.retries}"
+            f"  fallbacks {state.fallbacks}  {state.tokens:,} tokens  ${state.usd:.4f}"
+        )
+        self.bar.update(self.task, completed=state.done, total=state.total, status=status)

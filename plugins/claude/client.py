@@ -16,6 +16,8 @@ that speaks the Messages API, such as the tests' loopback server, can stand in.
 from __future__ import annotations
 
 import email.utils
+import functools
+import os
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -25,6 +27,7 @@ import numpy as np
 import structlog
 import tenacity
 
+from arena_plugins.claude.limiter import LIMITER
 from arena_plugins.claude.settings import RetryBounds
 
 log = structlog.get_logger(__name__)
@@ -39,6 +42,17 @@ class ApiUnavailable(Exception):
 
 
 def make_client(api_key: str, bounds: RetryBounds) -> anthropic.Anthropic:
+    """The process's client for this key, bounds and base URL, shared by every seat.
+
+    Building a client costs about 22 ms of CPU (its TLS context), which a league
+    of many Claude tables in threads paid for every seat of every table; shared,
+    the seats also reuse its pooled connections. It lives as long as the process.
+    """
+    return _shared_client(api_key, bounds, os.environ.get("ANTHROPIC_BASE_URL"))
+
+
+@functools.cache
+def _shared_client(api_key: str, bounds: RetryBounds, base_url: str | None) -> anthropic.Anthropic:
     return anthropic.Anthropic(api_key=api_key, max_retries=0, timeout=bounds.timeout)
 
 
@@ -114,10 +128,21 @@ def create_message(
         reraise=True,
     )
     try:
-        return retrying(client.messages.create, **request)
+        return retrying(_limited_create, client, request)
     except anthropic.APIError as error:
         attempts = retrying.statistics.get("attempt_number", 1)
         raise ApiUnavailable(describe(error, attempts)) from error
+
+
+def _limited_create(
+    client: anthropic.Anthropic, request: Mapping[str, Any]
+) -> anthropic.types.Message:
+    """One request, under the league-wide limiter (:mod:`~arena_plugins.claude.limiter`)."""
+    with LIMITER.request() as used:
+        message = client.messages.create(**request)
+        usage = message.usage
+        used(usage.input_tokens + usage.output_tokens + (usage.cache_creation_input_tokens or 0))
+    return message
 
 
 def describe(error: anthropic.APIError, attempts: int) -> str:
@@ -140,6 +165,9 @@ def describe(error: anthropic.APIError, attempts: int) -> str:
 
 def _log_retry(state: tenacity.RetryCallState) -> None:
     error = state.outcome.exception() if state.outcome else None
+    LIMITER.retried()
+    if getattr(error, "status_code", None) == 429 or retry_after(error) is not None:
+        LIMITER.pause(state.upcoming_sleep)  # the server limits the account: every seat waits
     log.warning(
         "claude api retry",
         attempt=state.attempt_number,

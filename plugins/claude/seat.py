@@ -65,9 +65,6 @@ class ClaudeSeat:
             raise SeatUnavailable(str(fault)) from fault
         return Reply(read_reply(message.content), usage=usage_of(message))
 
-    def close(self) -> None:
-        self.client.close()
-
 
 class StandIn:
     """Another policy playing a seat throughout, and why (reported as ``standIn``)."""

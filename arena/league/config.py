@@ -1,0 +1,213 @@
+"""What a league is: its entrants, its tables, how tables are formed, its limits and prices.
+
+A league comes from a TOML file (``arena league run FILE.toml``, see
+docs/league.md) or from the ``--pool`` flags; both become one
+:class:`LeagueSpec`. Only :meth:`LeagueSpec.settings` (who plays and how tables
+are drawn and played) is stored with the league: budget, limits and prices may
+change between runs of the same league.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import attrs
+
+from arena.league.cost import DEFAULT_PRICES, Price
+from arena.runner import EpisodeRequest
+from arena.seats import SeatSpec
+from arena_plugins.claude.limiter import Limits as ApiLimits
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - the tomli dependency exists for Python 3.10 only
+    import tomli as tomllib
+
+SCHEDULES = ("balanced", "combinations", "random")
+CLAUDE_SETTINGS = ("model", "max_tokens", "temperature")
+
+
+class LeagueError(ValueError):
+    """The league cannot run as described; the message is one line for the user."""
+
+
+@attrs.frozen
+class Entrant:
+    """A named seat spec: the name is what the standings show."""
+
+    name: str
+    spec: SeatSpec
+
+
+@attrs.frozen
+class Budget:
+    """No new episode starts once it would take the league past either bound."""
+
+    usd: float | None = None
+    tokens: int | None = None
+
+
+@attrs.frozen
+class LeagueSpec:
+    """Everything that determines a league's schedule, plus how it may run."""
+
+    entrants: tuple[Entrant, ...]
+    tables: int = 10
+    """Tables to draw (balanced, random) or rounds of every combination (combinations)."""
+    seed: int = 0
+    table: EpisodeRequest = EpisodeRequest()
+    """Mode, deals, seats, bid cap, talk and clock of every table (its seed and seats are drawn)."""
+    schedule: str = "balanced"
+    duplicate: bool = False
+    """Replay each table under every rotation of its seats, on the same seed."""
+    allow_repeat: bool = False
+    """Let one entrant hold more than one seat at a table."""
+    budget: Budget = Budget()
+    concurrency: int = 1
+    """Tables in flight at once (threads, processes or Ray tasks)."""
+    api_limits: ApiLimits = ApiLimits()
+    """The Claude API's client-side limits over the whole league."""
+    prices: Mapping[str, Price] = attrs.field(factory=lambda: dict(DEFAULT_PRICES))
+
+    def __attrs_post_init__(self) -> None:
+        names = [e.name for e in self.entrants]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise LeagueError(f"entrant {twice[0]!r} is listed twice")
+        if not self.entrants:
+            raise LeagueError("a league needs at least one entrant")
+        if self.schedule not in SCHEDULES:
+            raise LeagueError(f"unknown schedule {self.schedule!r} (known: {', '.join(SCHEDULES)})")
+        if len(self.entrants) < self.table.seats and not self.allow_repeat:
+            raise LeagueError(
+                f"{len(self.entrants)} entrants cannot fill {self.table.seats}-seat tables"
+                " without allow_repeat"
+            )
+
+    def settings(self) -> dict:
+        """The JSON form stored with the league, to refuse resuming a different one."""
+        table = self.table
+        return {
+            "entrants": {e.name: str(e.spec) for e in self.entrants},
+            "tables": self.tables,
+            "seed": self.seed,
+            "schedule": self.schedule,
+            "duplicate": self.duplicate,
+            "allowRepeat": self.allow_repeat,
+            "mode": table.mode,
+            "deals": table.deals,
+            "seats": table.seats,
+            "maxBids": table.max_bids,
+            "talk": table.talk,
+            "clock": table.clock,
+        }
+
+
+def pool_entrants(specs: Iterable[SeatSpec]) -> tuple[Entrant, ...]:
+    """Entrants named by their specs (the ``--pool`` form); a spec listed again is one more
+    entrant with the same policy, named ``SPEC#2``, ``SPEC#3``..."""
+    seen: dict[str, int] = {}
+    entrants = []
+    for spec in specs:
+        seen[str(spec)] = seen.get(str(spec), 0) + 1
+        count = seen[str(spec)]
+        entrants.append(Entrant(str(spec) if count == 1 else f"{spec}#{count}", spec))
+    return tuple(entrants)
+
+
+def read_league_file(path: str | Path) -> LeagueSpec:
+    """A league file as a :class:`LeagueSpec`; every mistake is one :class:`LeagueError` line."""
+    try:
+        with open(path, "rb") as file:
+            data = tomllib.load(file)
+    except OSError as exc:
+        raise LeagueError(f"{path}: cannot read league file ({exc.strerror or exc})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise LeagueError(f"{path}: not a TOML league file ({exc})") from None
+    try:
+        return league_from_mapping(data)
+    except (LeagueError, TypeError, ValueError) as exc:
+        raise LeagueError(f"{path}: {exc}") from None
+
+
+def league_from_mapping(data: Mapping[str, Any]) -> LeagueSpec:
+    _known(data, "the file", ("league", "table", "entrants", "limits", "prices"))
+    league = dict(data.get("league", {}))
+    table = dict(data.get("table", {}))
+    limits = dict(data.get("limits", {}))
+    _known(
+        league,
+        "[league]",
+        ("seed", "tables", "schedule", "duplicate", "allow_repeat", "budget_usd", "budget_tokens"),
+    )
+    _known(table, "[table]", ("mode", "deals", "seats", "max_bids", "talk", "clock"))
+    _known(
+        limits,
+        "[limits]",
+        ("concurrency", "max_in_flight", "requests_per_minute", "tokens_per_minute"),
+    )
+    entrants = data.get("entrants")
+    if not isinstance(entrants, Mapping) or not entrants:
+        raise LeagueError("[entrants] must name at least one entrant")
+    prices = dict(DEFAULT_PRICES)
+    for model, price in data.get("prices", {}).items():
+        _known(price, f"[prices.{model!r}]", ("input", "output", "cache_read", "cache_write"))
+        prices[model] = attrs.evolve(prices.get(model, Price()), **price)
+    for key in ("deals", "seats", "max_bids"):
+        if key in table:
+            _whole(table[key], key)
+    if not isinstance(table.get("mode", ""), str) or not isinstance(table.get("talk", False), bool):
+        raise LeagueError("[table]: mode must be a string and talk true or false")
+    for key in ("budget_usd", "budget_tokens"):
+        if not isinstance(league.get(key, 0), (int, float)) or league.get(key, 0) < 0:
+            raise LeagueError(f"{key} must be a number >= 0, got {league[key]!r}")
+    return LeagueSpec(
+        entrants=tuple(entrant(name, value) for name, value in entrants.items()),
+        tables=_whole(league.get("tables", 10), "tables"),
+        seed=_whole(league.get("seed", 0), "seed", low=0),
+        table=EpisodeRequest(**table) if table else EpisodeRequest(),
+        schedule=league.get("schedule", "balanced"),
+        duplicate=bool(league.get("duplicate", False)),
+        allow_repeat=bool(league.get("allow_repeat", False)),
+        budget=Budget(league.get("budget_usd"), league.get("budget_tokens")),
+        concurrency=_whole(limits.pop("concurrency", 1), "concurrency"),
+        api_limits=ApiLimits(**limits),
+        prices=prices,
+    )
+
+
+def entrant(name: str, value: str | Mapping[str, Any]) -> Entrant:
+    """``"bayes"``, ``"claude:honest"`` or a table: ``{seat = "claude", policy = "honest",
+    model = ..., max_tokens = ..., temperature = ...}`` / ``{seat = "x", arg = "..."}``."""
+    if isinstance(value, str):
+        return Entrant(name, SeatSpec.parse(value))
+    if not isinstance(value, Mapping) or "seat" not in value:
+        raise LeagueError(f"entrant {name!r}: give a seat spec or a table with seat = ...")
+    value = dict(value)
+    seat = value.pop("seat")
+    if seat == "claude":
+        _known(value, f"entrant {name!r}", ("policy", *CLAUDE_SETTINGS))
+        if "policy" not in value:
+            raise LeagueError(f"entrant {name!r}: a Claude entrant needs policy = ...")
+        query = urlencode({k: value[k] for k in CLAUDE_SETTINGS if k in value})
+        return Entrant(name, SeatSpec("claude", value["policy"] + (f"?{query}" if query else "")))
+    _known(value, f"entrant {name!r}", ("arg",))
+    return Entrant(name, SeatSpec(seat, value.get("arg")))
+
+
+def _known(table: Any, where: str, keys: tuple[str, ...]) -> None:
+    if not isinstance(table, Mapping):
+        raise LeagueError(f"{where} must be a table")
+    unknown = sorted(set(table) - set(keys))
+    if unknown:
+        raise LeagueError(f"{where}: unknown key {unknown[0]!r} (known: {', '.join(keys)})")
+
+
+def _whole(value: Any, name: str, low: int = 1) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < low:
+        raise LeagueError(f"{name} must be a whole number >= {low}, got {value!r}")
+    return value

@@ -1,0 +1,175 @@
+"""What a stored league says: standings, head-to-head and cost, as JSON, tables and CSV.
+
+Everything here reads the league file only (never writes it), so ``arena league
+show`` works while the league is still running, and any tool can rebuild the
+same figures from the schema in docs/league.md. ``league_report`` is the JSON
+``arena league show --json`` prints; its keys are an interface.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+from rich import box
+from rich.table import Table
+
+from arena.audit import run_pooled
+from arena.league.cost import TOKEN_KINDS
+from arena.league.standings import STAND_IN, Resampler, SeatRow, head_to_head, standings
+from arena.league.store import StoreError, episode_log_text, open_read_only
+from arena.plugins import Reporter
+
+
+def _entrant(seats: str) -> str:
+    """SQL for a seat's standings name: a stand-in never shares its entrant's name."""
+    return f"{seats}.entrant || CASE WHEN {seats}.stand_in IS NULL THEN '' ELSE '{STAND_IN}' END"
+
+
+def league_report(path: str | Path, reporters: list[Reporter] = ()) -> dict[str, Any]:
+    """Standings, head-to-head and cost of a league file (and its pooled audit)."""
+    db = open_read_only(path)
+    try:
+        row = db.execute("SELECT settings FROM league").fetchone()
+        if row is None:
+            raise StoreError(f"{path}: the league has no finished episodes")
+        settings = json.loads(row[0])
+        seats = db.execute(
+            f"SELECT s.idx, e.tbl, {_entrant('s')}, s.score, s.points, e.deals_played"
+            " FROM seats s JOIN episodes e USING (idx) ORDER BY s.idx, s.slot"
+        ).fetchall()
+        taken = db.execute(
+            f"SELECT p.idx, {_entrant('w')}, {_entrant('l')}, p.n FROM points p"
+            " JOIN seats w ON w.idx = p.idx AND w.slot = p.winner"
+            " JOIN seats l ON l.idx = p.idx AND l.slot = p.loser ORDER BY p.idx"
+        ).fetchall()
+        cost = _cost(db)
+        results = [
+            json.loads(r) for (r,) in db.execute("SELECT results FROM episodes ORDER BY idx")
+        ]
+    finally:
+        db.close()
+    resampler = Resampler([table for _, table, *_ in seats])
+    rows = [
+        SeatRow(idx, table, name, score, points) for idx, table, name, score, points, _ in seats
+    ]
+    seated = sorted({(idx, table, name, deals) for idx, table, name, _, _, deals in seats})
+    return {
+        "league": settings | {"episodesStored": len(results)},
+        "standings": [s.to_json() for s in standings(rows, resampler)],
+        "headToHead": [h.to_json() for h in head_to_head(taken, seated, resampler)],
+        "cost": cost,
+        "audit": run_pooled(reporters, results) if results else {},
+    }
+
+
+def _cost(db) -> dict[str, Any]:
+    columns = "SUM(input_tokens), SUM(output_tokens), SUM(cache_read_tokens),"
+    columns += " SUM(cache_write_tokens), SUM(usd)"
+    *tokens, usd = db.execute(f"SELECT {columns} FROM seats").fetchone()
+    by_entrant = {}
+    for name, *counts, spent in db.execute(
+        f"SELECT {_entrant('seats')}, {columns} FROM seats GROUP BY 1 ORDER BY 1"
+    ):
+        by_entrant[name] = {"tokens": _tokens(counts), "usd": spent or 0.0}
+    return {"tokens": _tokens(tokens), "usd": usd or 0.0, "byEntrant": by_entrant}
+
+
+def _tokens(counts) -> dict[str, int]:
+    tokens = {kind: int(n or 0) for kind, n in zip(TOKEN_KINDS, counts, strict=True)}
+    return tokens | {"total": sum(tokens.values())}
+
+
+def report_tables(report: dict[str, Any], source: str) -> list[Table]:
+    """The terminal view: standings, head-to-head, cost."""
+    ranking = Table(
+        title=f"league standings ({source}): mean episode score, 95% CI over tables",
+        box=box.SIMPLE_HEAD,
+    )
+    for column in ("rank", "entrant", "episodes", "mean score", "95% CI", "rating", "points"):
+        ranking.add_column(column, justify="left" if column == "entrant" else "right")
+    for rank, row in enumerate(report["standings"], start=1):
+        low, high = row["ci95"]
+        ranking.add_row(
+            str(rank),
+            row["entrant"],
+            str(row["episodes"]),
+            f"{row['meanScore']:.3f}",
+            f"[{low:.3f}, {high:.3f}]",
+            f"{row['rating']:.1f}",
+            f"{row['points']:+d}",
+        )
+    duels = Table(
+        title="head-to-head: net points per deal the row entrant took from the column's",
+        box=box.SIMPLE_HEAD,
+    )
+    names = [row["entrant"] for row in report["standings"]]
+    duels.add_column("")
+    for name in names:
+        duels.add_column(name, justify="right")
+    cells = {(h["entrant"], h["opponent"]): h for h in report["headToHead"]}
+    for a in names:
+        line = [a]
+        for b in names:
+            h = cells.get((a, b))
+            line.append(
+                ""
+                if h is None
+                else f"{h['pointsPerDeal']:+.3f}\n[{h['ci95'][0]:+.2f}, {h['ci95'][1]:+.2f}]"
+            )
+        duels.add_row(*line)
+    spend = Table(title="cost", box=box.SIMPLE_HEAD)
+    for column in ("entrant", *TOKEN_KINDS, "usd"):
+        spend.add_column(column, justify="left" if column == "entrant" else "right")
+    cost = report["cost"]
+    for name, part in [*cost["byEntrant"].items(), ("league", cost)]:
+        spend.add_row(name, *(f"{part['tokens'][k]:,}" for k in TOKEN_KINDS), f"{part['usd']:.4f}")
+    return [ranking, duels, spend]
+
+
+def export_csv(report: dict[str, Any], directory: str | Path) -> list[Path]:
+    """standings.csv, head_to_head.csv and cost.csv in ``directory``."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    cost = report["cost"]
+    flat_cost = [
+        {"entrant": name, **part["tokens"], "usd": part["usd"]}
+        for name, part in [*cost["byEntrant"].items(), ("(league)", cost)]
+    ]
+    for name, rows in (
+        ("standings.csv", [_flat(row) for row in report["standings"]]),
+        ("head_to_head.csv", [_flat(row) for row in report["headToHead"]]),
+        ("cost.csv", flat_cost),
+    ):
+        path = directory / name
+        with open(path, "w", newline="", encoding="utf-8") as file:
+            writer = csv.DictWriter(file, fieldnames=list(rows[0]) if rows else ["entrant"])
+            writer.writeheader()
+            writer.writerows(rows)
+        written.append(path)
+    return written
+
+
+def _flat(row: dict[str, Any]) -> dict[str, Any]:
+    """A row with its ``ci95`` pair as two CSV columns."""
+    low, high = row["ci95"]
+    return {k: v for k, v in row.items() if k != "ci95"} | {"ci95Low": low, "ci95High": high}
+
+
+def export_logs(path: str | Path, directory: str | Path) -> list[Path]:
+    """Every stored episode's event log as ``episode-IDX.jsonl``, for audit, replay, re-scoring."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    db = open_read_only(path)
+    try:
+        written = []
+        for (index,) in db.execute("SELECT idx FROM logs ORDER BY idx").fetchall():
+            target = directory / f"episode-{index:05d}.jsonl"
+            target.write_text(episode_log_text(db, index), encoding="utf-8")
+            written.append(target)
+    finally:
+        db.close()
+    return written

@@ -1,0 +1,205 @@
+"""Running a league: check it can run, play what the store lacks, store each episode as it lands.
+
+Nothing is written before the first episode is stored (see
+:mod:`arena.league.store`), so every check here (unknown names, a Claude
+entrant with no key, other settings, a plugin upgraded since the stored
+episodes) fails with the file as it was. Episodes land in any order; the
+store and the standings order them by schedule index, so the concurrency
+never shows in the results.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+
+import attrs
+
+from arena.league.config import LeagueError, LeagueSpec
+from arena.league.cost import price_of, seat_tokens
+from arena.league.executors import Played, make_executor
+from arena.league.schedule import schedule
+from arena.league.store import LeagueStore, StoredEpisode, StoreError
+from arena.plugins import PluginHost
+from arena.seats import SeatSpec
+from arena_plugins.claude import limiter
+from arena_plugins.claude.seat import API_KEY_ENV
+from arena_plugins.claude.settings import model_settings, parse_arg
+
+POLL = 0.2
+"""Seconds the main thread waits for a result before looking again (Ctrl-C, progress)."""
+
+
+@attrs.define
+class Progress:
+    """What the progress line shows; updated as episodes land."""
+
+    done: int
+    total: int
+    fallbacks: int = 0
+    tokens: int = 0
+    usd: float = 0.0
+    stopped: str | None = None
+    """Why the league stopped short (``budget``), or ``None``."""
+
+    @property
+    def in_flight_requests(self) -> int:
+        return limiter.LIMITER.in_flight
+
+    @property
+    def retries(self) -> int:
+        return limiter.LIMITER.retries
+
+
+def run_league(
+    spec: LeagueSpec,
+    store: LeagueStore,
+    host: PluginHost,
+    executor: str = "serial",
+    address: str | None = None,
+    allow_stand_in: bool = False,
+    allow_upgrade: bool = False,
+    progress: Callable[[Progress], None] = lambda state: None,
+    environ: Mapping[str, str] = os.environ,
+) -> Progress:
+    """Play every fixture the store does not have yet, within the budget."""
+    check_league(spec, host, allow_stand_in, environ)
+    settings = spec.settings()
+    store.check(settings)
+    provenance = current_provenance(spec, host)
+    check_provenance(store, provenance, allow_upgrade)
+    fixtures = schedule(spec)
+    finished = store.finished()
+    pending = [f for f in fixtures if f.index not in finished]
+    state = Progress(done=len(fixtures) - len(pending), total=len(fixtures))
+    state.tokens, state.usd, spent_episodes = store.spent()
+    limiter.configure(spec.api_limits)
+    progress(state)
+    pool = make_executor(executor, host, spec.concurrency, spec.api_limits, address)
+    try:
+        while pending or pool.busy:
+            while pending and pool.busy < pool.capacity:
+                if _over_budget(spec, state, spent_episodes, pool.busy + 1):
+                    state.stopped = "budget"
+                    pending.clear()
+                    break
+                pool.submit(pending.pop(0))
+            for played in pool.collect(POLL):
+                episode = stored_episode(spec, played, provenance, environ)
+                store.save(settings, episode)
+                spent_episodes += 1
+                state.done += 1
+                state.fallbacks += sum(s["fallbacks"] for s in episode.results["seats"])
+                state.tokens += sum(sum(row[8:12]) for row in episode.seat_rows)
+                state.usd += sum(row[12] for row in episode.seat_rows)
+            progress(state)
+    finally:
+        pool.close()
+    return state
+
+
+def check_league(
+    spec: LeagueSpec, host: PluginHost, allow_stand_in: bool, environ: Mapping[str, str]
+) -> None:
+    """Every name known, and no Claude entrant silently played by bayes."""
+    host.registry.mode(spec.table.mode)
+    for entrant in spec.entrants:
+        host.registry.seat(entrant.spec.name)
+    claude = [e.name for e in spec.entrants if e.spec.name == "claude"]
+    if claude and not environ.get(API_KEY_ENV, "").strip() and not allow_stand_in:
+        raise LeagueError(
+            f"no {API_KEY_ENV}: Claude entrants ({', '.join(claude)}) would be played by bayes;"
+            " set the key, or pass --allow-stand-in to run them as marked stand-ins"
+        )
+    for entrant in spec.entrants:
+        model = model_of(entrant.spec, environ)
+        if model is not None and model not in spec.prices:
+            raise LeagueError(
+                f"entrant {entrant.name!r}: no price for model {model!r};"
+                f' add [prices."{model}"] to the league file'
+            )
+
+
+def model_of(spec: SeatSpec, environ: Mapping[str, str]) -> str | None:
+    """The model a Claude seat calls (``None`` for other seats)."""
+    if spec.name != "claude":
+        return None
+    try:
+        return model_settings(parse_arg(spec.arg).overrides, environ).model
+    except ValueError as exc:
+        raise LeagueError(f"seat {spec}: {exc}") from None
+
+
+def current_provenance(spec: LeagueSpec, host: PluginHost) -> dict[str, dict[str, str | None]]:
+    """Each entrant's plugin distribution and version as installed now."""
+    plugins = {info.name: info for info in host.plugins}
+    found = {}
+    for entrant in spec.entrants:
+        info = plugins.get(host.registry.seat(entrant.spec.name).source)
+        trust = info.trust if info else "local"
+        found[entrant.name] = {
+            "distribution": info.distribution if info else None,
+            "version": info.version if info else None,
+            "isolation": "sandbox" if trust == "third-party" else "in-process",
+        }
+    return found
+
+
+def check_provenance(
+    store: LeagueStore, provenance: Mapping[str, Mapping[str, str | None]], allow_upgrade: bool
+) -> None:
+    """Refuse to pool episodes played by another version of an entrant's plugin."""
+    if allow_upgrade:
+        return
+    for entrant, played in sorted(store.provenance().items()):
+        now = (provenance[entrant]["distribution"], provenance[entrant]["version"])
+        other = sorted(f"{d} {v}" for d, v in played if (d, v) != now)
+        if other:
+            raise StoreError(
+                f"{store.path}: entrant {entrant!r} was played with {', '.join(other)} and is now"
+                f" {now[0]} {now[1]}; pass --allow-upgrade to pool them anyway"
+            )
+
+
+def stored_episode(
+    spec: LeagueSpec,
+    played: Played,
+    provenance: Mapping[str, Mapping[str, str | None]],
+    environ: Mapping[str, str],
+) -> StoredEpisode:
+    """A played fixture as the store's rows: seats with entrant, tokens, cost and provenance."""
+    fixture, results, log, points = played
+    rows = []
+    for seat in results["seats"]:
+        entrant = fixture.entrants[seat["slot"]]
+        model = model_of(fixture.request.seat_specs[seat["slot"]], environ)
+        tokens = seat_tokens(seat)
+        source = seat.get("provenance") or provenance[entrant]
+        rows.append(
+            (
+                seat["slot"],
+                entrant,
+                seat["policy"],
+                seat["points"],
+                seat["score"],
+                seat["fallbacks"],
+                seat.get("standIn"),
+                model,
+                *tokens.values(),
+                price_of(model, spec.prices).usd(tokens),
+                source.get("distribution"),
+                source.get("version"),
+                source.get("isolation"),
+            )
+        )
+    return StoredEpisode(fixture.index, fixture.table, fixture.rotation, results, rows, points, log)
+
+
+def _over_budget(spec: LeagueSpec, state: Progress, episodes: int, starting: int) -> bool:
+    """Would ``starting`` more episodes, each costing the mean so far, pass the budget?"""
+    if not episodes:
+        return False
+    budget = spec.budget
+    usd = budget.usd is not None and state.usd * (1 + starting / episodes) > budget.usd
+    tokens = budget.tokens is not None and state.tokens * (1 + starting / episodes) > budget.tokens
+    return usd or tokens

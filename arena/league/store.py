@@ -1,0 +1,256 @@
+"""A league in one SQLite file: its settings, every finished episode, its seats and its log.
+
+Every finished episode is committed in one transaction with its seats, its
+challenges (who took a point from whom) and its compressed event log, so an
+interrupted league loses at most the episodes in flight and resumes from the
+file. The settings are written with the first episode, so a league that fails
+before it plays anything leaves none behind; resuming with other settings is
+refused. One league at a time: a second run on the same file is refused while
+the first holds its lock (``PATH.lock``, released by the kernel even on kill -9).
+The schema is documented in docs/league.md.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import sqlite3
+import zlib
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS league (settings TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS episodes (
+    idx INTEGER PRIMARY KEY,
+    tbl INTEGER NOT NULL,
+    rotation INTEGER NOT NULL,
+    seed INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    deals_played INTEGER NOT NULL,
+    stand_in INTEGER NOT NULL,
+    results TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS seats (
+    idx INTEGER NOT NULL REFERENCES episodes(idx),
+    slot INTEGER NOT NULL,
+    entrant TEXT NOT NULL,
+    policy TEXT NOT NULL,
+    points INTEGER NOT NULL,
+    score REAL NOT NULL,
+    fallbacks INTEGER NOT NULL,
+    stand_in TEXT,
+    model TEXT,
+    input_tokens INTEGER NOT NULL,
+    output_tokens INTEGER NOT NULL,
+    cache_read_tokens INTEGER NOT NULL,
+    cache_write_tokens INTEGER NOT NULL,
+    usd REAL NOT NULL,
+    distribution TEXT,
+    version TEXT,
+    isolation TEXT,
+    PRIMARY KEY (idx, slot)
+);
+CREATE TABLE IF NOT EXISTS points (
+    idx INTEGER NOT NULL REFERENCES episodes(idx),
+    winner INTEGER NOT NULL,
+    loser INTEGER NOT NULL,
+    n INTEGER NOT NULL,
+    PRIMARY KEY (idx, winner, loser)
+);
+CREATE TABLE IF NOT EXISTS logs (
+    idx INTEGER PRIMARY KEY REFERENCES episodes(idx),
+    codec TEXT NOT NULL,
+    log BLOB NOT NULL
+);
+"""
+LOG_CODEC = "zlib-jsonl"
+
+
+class StoreError(ValueError):
+    """The store file is unusable for this league; one line for the user."""
+
+
+class LeagueStore:
+    """The writer: one per league run, holding the file's lock until :meth:`close`."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self._lock = _take_lock(self.path)
+        try:
+            self.db = sqlite3.connect(self.path)
+            # WAL without a sync per commit: a commit survives the process being killed
+            # (kill -9, a crash), only a power cut can lose the last ones; a sync per
+            # episode made the store the league's bottleneck (15 ms of 24 per episode).
+            self.db.execute("PRAGMA journal_mode = WAL")
+            self.db.execute("PRAGMA synchronous = NORMAL")
+            self.db.executescript(SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            self._release()
+            raise StoreError(f"{path}: not a league database ({exc})") from None
+
+    def check(self, settings: dict) -> None:
+        """Refuse to resume a league stored with other settings."""
+        row = self.db.execute("SELECT settings FROM league").fetchone()
+        if row is not None and row[0] != _settings_text(settings):
+            raise StoreError(f"{self.path} holds a league with other settings: {row[0]}")
+
+    def finished(self) -> set[int]:
+        return {idx for (idx,) in self.db.execute("SELECT idx FROM episodes")}
+
+    def provenance(self) -> dict[str, set[tuple[str, str]]]:
+        """The (distribution, version) pairs each entrant's stored episodes were played with."""
+        found: dict[str, set[tuple[str, str]]] = {}
+        query = "SELECT DISTINCT entrant, distribution, version FROM seats"
+        for entrant, distribution, version in self.db.execute(query):
+            found.setdefault(entrant, set()).add((distribution, version))
+        return found
+
+    def spent(self) -> tuple[int, float, int]:
+        """Tokens, dollars and episodes the stored episodes cost."""
+        tokens, usd = self.db.execute(
+            "SELECT COALESCE(SUM(input_tokens + output_tokens + cache_read_tokens"
+            " + cache_write_tokens), 0), COALESCE(SUM(usd), 0.0) FROM seats"
+        ).fetchone()
+        (episodes,) = self.db.execute("SELECT COUNT(*) FROM episodes").fetchone()
+        return tokens, usd, episodes
+
+    def save(self, settings: dict, episode: StoredEpisode) -> None:
+        """One episode, its seats, points and log, in one transaction (with the settings
+        if this is the league's first episode)."""
+        results = episode.results
+        try:
+            with self.db:
+                self.db.execute(
+                    "INSERT INTO league SELECT ? WHERE NOT EXISTS (SELECT 1 FROM league)",
+                    (_settings_text(settings),),
+                )
+                self.db.execute(
+                    "INSERT INTO episodes VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        episode.index,
+                        episode.table,
+                        episode.rotation,
+                        results["seed"],
+                        results["status"],
+                        results["dealsPlayed"],
+                        any(seat.get("standIn") for seat in results["seats"]),
+                        json.dumps(results, sort_keys=True),
+                    ),
+                )
+                self.db.executemany(
+                    f"INSERT INTO seats VALUES ({', '.join('?' * 17)})",
+                    [(episode.index, *row) for row in episode.seat_rows],
+                )
+                self.db.executemany(
+                    "INSERT INTO points VALUES (?, ?, ?, ?)",
+                    [(episode.index, *pair, n) for pair, n in sorted(episode.points.items())],
+                )
+                self.db.execute(
+                    "INSERT INTO logs VALUES (?, ?, ?)",
+                    (episode.index, LOG_CODEC, episode.log),
+                )
+        except sqlite3.Error as exc:
+            raise StoreError(
+                f"{self.path}: cannot store episode {episode.index} ({exc});"
+                " the league is resumable from the episodes stored so far"
+            ) from None
+
+    def close(self) -> None:
+        self.db.close()
+        self._release()
+
+    def _release(self) -> None:
+        if self._lock is not None:
+            os.close(self._lock)
+            self._lock = None
+
+
+@attrs.frozen
+class StoredEpisode:
+    """A played fixture in the rows the store keeps (built by :mod:`arena.league.run`)."""
+
+    index: int
+    table: int
+    rotation: int
+    results: dict[str, Any]
+    seat_rows: list[tuple]
+    """Every ``seats`` column after ``idx``, one tuple per slot."""
+    points: Mapping[tuple[int, int], int]
+    """(winner slot, loser slot) -> points taken, from the log's challenges."""
+    log: bytes
+    """The event log as :func:`compress_log` made it."""
+
+
+def challenge_points(records: Iterable[Mapping[str, Any]]) -> dict[tuple[int, int], int]:
+    """(winner slot, loser slot) -> points the winner took from the loser, from a log's
+    ``challenge`` events (rule 7: each settled challenge moves one point)."""
+    taken: dict[tuple[int, int], int] = {}
+    for record in records:
+        if record["type"] == "challenge":
+            pair = (record["winner"], record["loser"])
+            taken[pair] = taken.get(pair, 0) + 1
+    return taken
+
+
+def open_read_only(path: str | Path) -> sqlite3.Connection:
+    """A league file for reading; a missing or foreign file is a :class:`StoreError`."""
+    path = Path(path)
+    if not path.is_file():
+        raise StoreError(f"{path}: no such league database")
+    try:
+        db = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True)
+        db.execute("SELECT settings FROM league").fetchall()
+        db.execute("SELECT idx FROM logs LIMIT 1").fetchall()
+    except sqlite3.DatabaseError as exc:
+        raise StoreError(f"{path}: not a league database ({exc})") from None
+    return db
+
+
+def league_results(path: str | Path) -> list[dict]:
+    """Every finished episode's results JSON, in schedule order; the file is only read."""
+    db = open_read_only(path)
+    try:
+        rows = db.execute("SELECT results FROM episodes ORDER BY idx").fetchall()
+    finally:
+        db.close()
+    if not rows:
+        raise StoreError(f"{path}: the league has no finished episodes")
+    return [json.loads(text) for (text,) in rows]
+
+
+def compress_log(text: str) -> bytes:
+    """An event log's JSON Lines as the store keeps them (codec ``zlib-jsonl``)."""
+    return zlib.compress(text.encode(), 6)
+
+
+def episode_log_text(db: sqlite3.Connection, index: int) -> str:
+    """Episode ``index``'s event log, as the JSON Lines it was written as."""
+    row = db.execute("SELECT codec, log FROM logs WHERE idx = ?", (index,)).fetchone()
+    if row is None:
+        raise StoreError(f"no stored log for episode {index}")
+    if row[0] != LOG_CODEC:
+        raise StoreError(f"episode {index}: unknown log codec {row[0]!r}")
+    return zlib.decompress(row[1]).decode()
+
+
+def _settings_text(settings: dict) -> str:
+    return json.dumps(settings, sort_keys=True)
+
+
+def _take_lock(path: Path) -> int:
+    lock_path = f"{path}.lock"
+    try:
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise StoreError(f"{path}: cannot open {lock_path} ({exc.strerror or exc})") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        raise StoreError(f"{path}: another league is running on this file") from None
+    return fd

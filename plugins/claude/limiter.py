@@ -1,0 +1,112 @@
+"""One league-wide limiter for every Claude seat in this process.
+
+Many tables in flight means many seats calling the API at once. Before each
+request a seat takes a slot here: at most ``max_in_flight`` requests at once,
+at most ``requests_per_minute`` started in any 60 s, and no new request while
+the tokens of the last 60 s are over ``tokens_per_minute`` (tokens are counted
+when the reply reports them). A 429 (or any ``retry-after``) pauses every seat
+until the server's time is up, not just the one that was told: the server
+limits the account, not the call. The limiter only ever delays a request, so
+results do not depend on it. Unlimited until :func:`configure` is called.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+import attrs
+
+WINDOW = 60.0
+
+
+@attrs.frozen
+class Limits:
+    """Client-side limits on the API, over every seat that shares them."""
+
+    max_in_flight: int | None = None
+    requests_per_minute: float | None = None
+    tokens_per_minute: float | None = None
+
+    def share(self, parts: int) -> Limits:
+        """One of ``parts`` processes' share, so that together they keep the limits."""
+
+        def part(value):
+            return None if value is None else max(type(value)(value / parts), 1)
+
+        return Limits(*(part(v) for v in attrs.astuple(self)))
+
+
+class Limiter:
+    def __init__(
+        self, limits: Limits = Limits(), clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.limits = limits
+        self.clock = clock
+        self.in_flight = 0
+        self.requests = 0
+        self.retries = 0
+        self._paused_until = 0.0
+        self._started: deque[float] = deque()
+        self._tokens: deque[tuple[float, int]] = deque()
+        self._changed = threading.Condition()
+
+    @contextmanager
+    def request(self) -> Iterator[Callable[[int], None]]:
+        """Hold a slot for one request; the yielded function records the tokens it used."""
+        with self._changed:
+            while (wait := self._wait()) > 0:
+                self._changed.wait(min(wait, 0.25))
+            self.in_flight += 1
+            self.requests += 1
+            self._started.append(self.clock())
+        try:
+            yield self._used
+        finally:
+            with self._changed:
+                self.in_flight -= 1
+                self._changed.notify_all()
+
+    def pause(self, seconds: float) -> None:
+        """Hold every new request for ``seconds`` (the server asked us to wait)."""
+        with self._changed:
+            self._paused_until = max(self._paused_until, self.clock() + seconds)
+
+    def retried(self) -> None:
+        with self._changed:
+            self.retries += 1
+
+    def _used(self, tokens: int) -> None:
+        with self._changed:
+            self._tokens.append((self.clock(), tokens))
+
+    def _wait(self) -> float:
+        """Seconds until a request may start (0: now); caller holds the condition."""
+        now, limits = self.clock(), self.limits
+        while self._started and self._started[0] <= now - WINDOW:
+            self._started.popleft()
+        while self._tokens and self._tokens[0][0] <= now - WINDOW:
+            self._tokens.popleft()
+        waits = [self._paused_until - now]
+        if limits.max_in_flight is not None and self.in_flight >= limits.max_in_flight:
+            waits.append(0.05)  # until a slot frees: notify_all wakes us sooner
+        if limits.requests_per_minute and len(self._started) >= limits.requests_per_minute:
+            waits.append(self._started[0] + WINDOW - now)
+        used = sum(n for _, n in self._tokens)
+        if limits.tokens_per_minute and used >= limits.tokens_per_minute:
+            waits.append(self._tokens[0][0] + WINDOW - now)
+        return max(waits)
+
+
+LIMITER = Limiter()
+"""The process's limiter; the league configures it, the client uses it."""
+
+
+def configure(limits: Limits) -> None:
+    """Set this process's limits (a league does, before its tables start)."""
+    with LIMITER._changed:
+        LIMITER.limits = limits
+        LIMITER._changed.notify_all()
