@@ -32,7 +32,7 @@ import structlog
 from arena import hookspecs
 from arena.modes import Mode
 from arena.sandbox.discovery import ENTRY_POINT_GROUP, FIRST_PARTY_DISTRIBUTION, discover
-from arena.sandbox.policy import SandboxPolicy
+from arena.sandbox.policy import SandboxPolicy, canonical_name
 
 __all__ = ["ENTRY_POINT_GROUP", "FIRST_PARTY_DISTRIBUTION", "load", "new_host"]
 LOCAL = {"distribution": "local", "version": "", "isolation": "in-process"}
@@ -265,7 +265,11 @@ def load(
     if environ.get("ARENA_DISABLE_PLUGIN_AUTOLOAD"):
         return host
     untrusted = []
-    for dist in discover(environ):
+    installed = discover(environ)
+    unknown = host.policy.trusted - {canonical_name(dist.name) for dist in installed}
+    if unknown:
+        log.warning("trusted distributions not installed", names=sorted(unknown))
+    for dist in installed:
         if not dist.first_party and host.policy.isolation_of(dist.name) != "in-process":
             untrusted.append(dist)
             continue

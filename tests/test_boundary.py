@@ -188,3 +188,17 @@ def test_trust_on_the_command_line_runs_that_distribution_in_process(twins):
     assert rows["arena_beta"]["trust"] == "third-party"
     assert "arena: warning: third-party plugins are isolated by" in done.stderr
     assert "trusted in-process: arena-alpha" in done.stderr
+
+
+def test_trusting_a_distribution_that_is_not_installed_is_said(capsys):
+    # A typo in --trust or ARENA_TRUST would otherwise trust nothing without a word.
+    from structlog.testing import capture_logs
+
+    with capture_logs() as logs:
+        load({"ARENA_TRUST": "liars-arena,No_Such.Dist"})
+    warned = [entry for entry in logs if entry["event"] == "trusted distributions not installed"]
+    # Names compare as packaging normalises them; our own distribution is installed.
+    assert warned == [
+        {"event": "trusted distributions not installed", "log_level": "warning",
+         "names": ["no-such-dist"]}
+    ]  # fmt: skip

@@ -114,12 +114,12 @@ class SandboxPolicy:
                         f"{variable} is not a number: {environ[variable]!r}"
                     ) from None
         named = {d.strip() for d in environ.get("ARENA_TRUST", "").split(",") if d.strip()}
-        trusted = frozenset(_canonical(d) for d in named | set(trust))
+        trusted = frozenset(canonical_name(d) for d in named | set(trust))
         return cls(isolation=isolation, limits=Limits(**limits), trusted=trusted)
 
     def isolation_of(self, distribution: str) -> str:
         """Where the named third-party distribution's code runs."""
-        return "in-process" if _canonical(distribution) in self.trusted else self.isolation
+        return "in-process" if canonical_name(distribution) in self.trusted else self.isolation
 
     def summary(self) -> str:
         """The one line the arena prints so the user knows what protects them."""
@@ -141,6 +141,6 @@ def worker_uid() -> int:
     return UID_BASE + (os.getpid() % 100_000) * UIDS_PER_ARENA + next(_next_worker) % UIDS_PER_ARENA
 
 
-def _canonical(distribution: str) -> str:
+def canonical_name(distribution: str) -> str:
     """Distribution names compare as packaging normalises them (``Arena_Foo`` = ``arena-foo``)."""
     return distribution.lower().replace("_", "-").replace(".", "-")
