@@ -14,7 +14,10 @@ from typing import Any, ClassVar
 
 import attrs
 
-LOG_VERSION = 1
+LOG_VERSION = 2
+"""Version 2 added the header's ``provenance`` and mode rule fields and the
+``interrupted`` line; a version 1 log (no such fields or lines) still reads."""
+READABLE_LOG_VERSIONS = (1, 2)
 
 
 def _tuple(items) -> tuple:

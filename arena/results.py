@@ -55,6 +55,9 @@ class SeatResult:
         return data
 
 
+EXPLOITABILITY_KEYS = ("exploitability", "exploitabilityFill", "exploitabilityCoverage")
+
+
 @attrs.frozen
 class Results:
     seed: int
@@ -74,7 +77,8 @@ class Results:
     exploitability: dict[str, Any] | None = None
     """On a solvable rung: ``exploitability`` by slot, ``exploitabilityFill`` and
     ``exploitabilityCoverage`` by slot (:func:`arena.exploitability.episode_report`);
-    ``None``, and absent from the JSON, on tables too large to solve. A diagnostic."""
+    ``None`` on tables too large to solve, written as three nulls so nothing pretends a
+    figure exists. A diagnostic."""
 
     @property
     def points(self) -> list[int]:
@@ -110,8 +114,7 @@ class Results:
             data["logSha256"] = self.log_sha256
         if self.provenance is not None:
             data["provenance"] = self.provenance
-        if self.exploitability is not None:
-            data |= self.exploitability
+        data |= self.exploitability or dict.fromkeys(EXPLOITABILITY_KEYS)
         return data
 
 

@@ -39,7 +39,7 @@ from arena_plugins.collusion_flags import (
 
 def header(policies: list[str]) -> dict:
     return {
-        "type": "episode", "version": 1, "seed": 0, "mode": "dice",
+        "type": "episode", "version": 2, "seed": 0, "mode": "dice",
         "symbols": [1, 2, 3, 4, 5, 6], "handSize": 5,
         "seats": [{"slot": s, "policy": p} for s, p in enumerate(policies)],
         "tableOrder": [0, 1, 2, 3], "deals": 1, "maxBidsPerDeal": 12, "talk": False,

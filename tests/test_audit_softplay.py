@@ -32,7 +32,7 @@ def tail(unseen: int, need: int, p: Fraction) -> float:
 
 def episode(mode: str, symbols: list[int], hand_size: int, max_bids: int, deals: int) -> dict:
     return {
-        "type": "episode", "version": 1, "seed": 0, "mode": mode, "symbols": symbols,
+        "type": "episode", "version": 2, "seed": 0, "mode": mode, "symbols": symbols,
         "handSize": hand_size, "seats": [{"slot": s, "policy": "hand"} for s in range(4)],
         "tableOrder": [0, 1, 2, 3], "deals": deals, "maxBidsPerDeal": max_bids, "talk": False,
     }  # fmt: skip

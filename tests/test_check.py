@@ -481,3 +481,15 @@ def test_every_log_the_engine_writes_passes_the_check(misbehaving_host, request)
     # rule 11 on purpose (rejections, faults, fallbacks) and token usage lines.
     _, records = run_episode(misbehaving_host, request, environ={})
     assert verify(records, registry=misbehaving_host.registry) == []
+
+
+def test_a_version_1_log_still_reads_and_an_unknown_version_is_refused(dice_records):
+    # Version 2 only added fields and a line type (docs/event-log.md): a version 1 log is
+    # the same log without the header's provenance, and still passes.
+    old = copy.deepcopy(dice_records)
+    old[0]["version"] = 1
+    del old[0]["provenance"]
+    assert verify(old) == []
+    future = copy.deepcopy(dice_records)
+    future[0]["version"] = 3
+    assert [(v.line, v.rule) for v in verify(future)] == [(1, "header")]

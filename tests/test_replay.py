@@ -65,7 +65,7 @@ def hand_written() -> list[dict]:
     return [
         {
             "type": "episode",
-            "version": 1,
+            "version": 2,
             "seed": 0,
             "mode": "dice",
             "symbols": [1, 2, 3, 4, 5, 6],
@@ -311,7 +311,7 @@ def wild_written(second_bid: tuple[int, int]) -> list[dict]:
     truthful = actual >= q
     return [
         {
-            "type": "episode", "version": 1, "seed": 0, "mode": "wild",
+            "type": "episode", "version": 2, "seed": 0, "mode": "wild",
             "symbols": [1, 2, 3, 4, 5, 6], "handSize": 5,
             "seats": [{"slot": 0, "policy": "alice"}, {"slot": 1, "policy": "bob"}],
             "tableOrder": [0, 1], "deals": 1, "maxBidsPerDeal": 12, "talk": False,

@@ -19,7 +19,7 @@ from typing import Any
 import attrs
 
 from arena import seeding
-from arena.events import LOG_VERSION
+from arena.events import LOG_VERSION, READABLE_LOG_VERSIONS
 from arena.plugins import Registry, UnknownName, load
 from arena.rules import StandingBid, TableRules, opener, resolve, score
 
@@ -197,7 +197,7 @@ class _Replay:
             self._flag("header", str(exc))
             raise _Unreadable from None
         self.seed, self.deals, self.talk = record["seed"], record["deals"], record["talk"]
-        if record["version"] != LOG_VERSION:
+        if record["version"] not in READABLE_LOG_VERSIONS:
             self._flag(
                 "header", f"log version {record['version']}, this reader knows {LOG_VERSION}"
             )
