@@ -284,6 +284,8 @@ def cli(capsys, monkeypatch, tmp_path):
         (["--pool", "bayes,random,pressure,bayes", "--db", "not-a-db"], "not a league database"),
         (["missing.toml"], "missing.toml: cannot read league file"),
         (["bad.toml"], "bad.toml: not a TOML league file"),
+        # a seat that waits for a person would stall an unattended league
+        (["--pool", "bayes,human,random,pressure"], "a human seat waits for a person"),
     ],
 )
 def test_league_errors_are_one_line(tmp_path, cli, args, message):

@@ -14,7 +14,6 @@ from arena.plugins import PluginHost
 from arena.render import Narrator, deal_lines, results_table
 from arena.results import Results
 from arena.runner import run_episode
-from arena_plugins.human.terminal import live_printer
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -62,6 +61,8 @@ def run(args: argparse.Namespace, host: PluginHost) -> int:
     on_record = watcher() if args.watch else None
     if people:
         viewer = people[0] if len(people) == 1 else None  # several at one keyboard: public only
+        from arena_plugins.human.terminal import live_printer  # only when a person plays
+
         on_record = live_printer(host.registry.mode(request.mode), request.deals, viewer)
     results, records = run_episode(
         host, request, log_path=args.log, on_record=on_record, force=args.force

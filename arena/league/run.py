@@ -98,6 +98,10 @@ def run_league(
     return state
 
 
+PEOPLE = ("human",)
+"""Seats that wait for a person at a keyboard or a browser: never in a league."""
+
+
 def check_league(
     spec: LeagueSpec, host: PluginHost, allow_stand_in: bool, environ: Mapping[str, str]
 ) -> None:
@@ -105,6 +109,11 @@ def check_league(
     host.registry.mode(spec.table.mode)
     for entrant in spec.entrants:
         host.registry.seat(entrant.spec.name)
+        if entrant.spec.name in PEOPLE:
+            raise LeagueError(
+                f"entrant {entrant.name!r}: a {entrant.spec.name} seat waits for a person; "
+                "a league plays unattended (play it with arena play or arena serve)"
+            )
     claude = [e.name for e in spec.entrants if e.spec.name == "claude"]
     if claude and not environ.get(API_KEY_ENV, "").strip() and not allow_stand_in:
         raise LeagueError(

@@ -5,7 +5,6 @@ As a third-party plugin it runs in the arena's sandbox; it needs nothing else.
 """
 
 from arena import hookimpl
-from arena.probability import bid_probability
 
 
 class Cautious:
@@ -15,7 +14,8 @@ class Cautious:
     def decide(self, view):
         standing = view.standing
         if standing is not None:
-            odds = bid_probability(view.hand, standing.quantity, standing.face, view.unseen, view.p)
+            # the exact tail by the mode's own counting (wild symbols included)
+            odds = view.bid_probability(standing.quantity, standing.face)
             if odds < 0.5 or view.legal.min_bid is None:
                 return {"action": "challenge"}
         quantity, face = view.legal.min_bid
