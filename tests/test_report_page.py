@@ -142,6 +142,7 @@ def test_the_flags_drawn_are_exactly_the_pooled_audits(page, league):
         "#flags li.flag", "(items) => items.map((li) => [li.dataset.kind, li.dataset.pair])"
     )
     assert listed == [[f["flag"], "|".join(f["policies"])] for f in pooled["flags"]]
+    save_screenshot(tab.locator("#audit"), "report-audit")
     watch.assert_clean()
 
 

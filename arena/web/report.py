@@ -22,8 +22,9 @@ from arena.league.cost import TOKEN_KINDS
 from arena.web.replay import _PLACEHOLDER, _asset, _script_json
 
 FLAGS_SECTION = "flags"
-FLAG_SYMBOLS = {"soft-play": "circle-open", "waves-through": "x-thin-open"}
-"""How each collusion flag is marked on the bias heat map."""
+FLAG_MARKS = {"soft-play": ("square-open", 44), "waves-through": ("diamond-open", 62)}
+"""How each collusion flag is marked on the bias heat map: an outline around the cell's
+figure, so a cell with both flags shows both and its number stays readable."""
 
 _LAYOUT = {"template": "plotly_white", "margin": {"l": 120, "r": 30, "t": 40, "b": 60}}
 
@@ -271,8 +272,8 @@ def _bias(pooled: dict[str, Any]) -> dict | None:
                 mode="markers",
                 name=f"flag: {kind}",
                 marker={
-                    "symbol": FLAG_SYMBOLS.get(kind, "diamond-open"),
-                    "size": 34,
+                    "symbol": FLAG_MARKS.get(kind, ("circle-open", 52))[0],
+                    "size": FLAG_MARKS.get(kind, ("circle-open", 52))[1],
                     "color": "black",
                     "line": {"width": 3},
                 },
