@@ -117,7 +117,6 @@ def _duels(standings: list[dict], duels: list[dict]) -> dict:
     names = [s["entrant"] for s in standings]
     cells = {(d["entrant"], d["opponent"]): d for d in duels}
     z = [[_get(cells.get((a, b)), "pointsPerDeal") for b in names] for a in names]
-    text = [[_signed(value) for value in row] for row in z]
     hover = [
         [
             f"{a} vs {b}: {d['pointsPerDeal']:+.3f} per deal over {d['deals']} deals, "
@@ -128,25 +127,8 @@ def _duels(standings: list[dict], duels: list[dict]) -> dict:
         ]
         for a in names
     ]
-    limit = max([abs(v) for row in z for v in row if v is not None] or [1.0]) or 1.0
-    figure = go.Figure(
-        go.Heatmap(
-            z=z,
-            x=names,
-            y=names,
-            text=text,
-            texttemplate="%{text}",
-            customdata=hover,
-            hovertemplate="%{customdata}<extra></extra>",
-            colorscale="RdBu",
-            zmid=0,
-            zmin=-limit,
-            zmax=limit,
-            colorbar={"title": {"text": "points/deal"}},
-        )
-    )
     return _figure(
-        figure,
+        go.Figure(_matrix(names, z, hover, "points/deal", "RdBu")),
         xaxis_title="opponent",
         yaxis={"title": "entrant", "autorange": "reversed"},
         height=160 + 60 * len(names),
@@ -247,23 +229,7 @@ def _bias(pooled: dict[str, Any]) -> dict | None:
         ]
         for i, a in enumerate(names)
     ]
-    limit = max([abs(v) for row in z for v in row if v is not None] or [0.1]) or 0.1
-    traces = [
-        go.Heatmap(
-            z=z,
-            x=names,
-            y=names,
-            text=[[_signed(v) for v in row] for row in z],
-            texttemplate="%{text}",
-            customdata=hover,
-            hovertemplate="%{customdata}<extra></extra>",
-            colorscale="RdBu_r",
-            zmid=0,
-            zmin=-limit,
-            zmax=limit,
-            colorbar={"title": {"text": "bias"}},
-        )
-    ]
+    traces = [_matrix(names, z, hover, "bias", "RdBu_r")]
     for kind, cells in _flagged_cells(pooled).items():
         traces.append(
             go.Scatter(
@@ -320,6 +286,28 @@ def _tokens(cost: dict[str, Any]) -> dict | None:
         ]
     )
     return _figure(figure, barmode="stack", yaxis_title="tokens", height=340)
+
+
+def _matrix(
+    names: list[str], z: list[list[float | None]], hover: list[list[str]], title: str, colors: str
+) -> go.Heatmap:
+    """A square matrix over ``names`` (row by column), each cell labelled with its signed
+    value to 3 decimals, colored symmetrically around 0 (a blank cell: no data)."""
+    limit = max([abs(v) for row in z for v in row if v is not None] or [1.0]) or 1.0
+    return go.Heatmap(
+        z=z,
+        x=names,
+        y=names,
+        text=[[_signed(v) for v in row] for row in z],
+        texttemplate="%{text}",
+        customdata=hover,
+        hovertemplate="%{customdata}<extra></extra>",
+        colorscale=colors,
+        zmid=0,
+        zmin=-limit,
+        zmax=limit,
+        colorbar={"title": {"text": title}},
+    )
 
 
 def _get(row: dict | None, key: str):
