@@ -252,3 +252,35 @@ def test_report_errors_are_one_line(tmp_path, capsys):
         err = capsys.readouterr().err
         assert err.startswith("arena: error: ") and err.count("\n") == 1, err
         assert "Traceback" not in err
+
+
+def test_partial_logs_are_refused_unless_asked_and_then_listed_unranked(tmp_path, host, capsys):
+    request = EpisodeRequest(seed=5, deals=3)
+    whole = tmp_path / "whole.jsonl"
+    run_episode(host, request, log_path=whole, environ={})
+    cut = tmp_path / "cut.jsonl"  # an interrupted episode: no result line, no audit tail
+    lines = whole.read_text(encoding="utf-8").splitlines(keepends=True)
+    cut.write_text(
+        "".join(
+            line
+            for line in lines
+            if '"type":"deal"' in line
+            or '"type":"bid"' in line
+            or '"type":"challenge"' in line
+            or '"type":"episode"' in line
+        ),
+        encoding="utf-8",
+    )
+    out = tmp_path / "r.html"
+    assert main(["report", str(cut), str(whole), "-o", str(out)]) == 2
+    assert "no result line" in capsys.readouterr().err
+    assert main(["report", "--partial", str(cut), "-o", str(out)]) == 2
+    assert capsys.readouterr().err == "arena: error: no log has a result line: nothing to rank\n"
+    assert main(["report", "--partial", str(cut), str(whole), "-o", str(out)]) == 0
+    page = out.read_text(encoding="utf-8")
+    assert "<title>PARTIAL: league report" in page
+    assert f'"episodesStored":1,"unranked":["{cut}"]' in page  # listed, not ranked
+    assert sorted(p.name for p in (tmp_path / "r_replays").iterdir()) == [
+        "episode-0.html",
+        "episode-1.html",
+    ]

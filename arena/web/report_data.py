@@ -19,6 +19,7 @@ from typing import Any
 import attrs
 
 from arena.audit import logged_episodes, run_pooled
+from arena.eventlog import LogError
 from arena.league.cost import TOKEN_KINDS, seat_tokens
 from arena.league.report import ranking
 from arena.league.standings import STAND_IN
@@ -74,6 +75,8 @@ def logs_report(
 ) -> dict[str, Any]:
     """The league document of saved logs; episodes without a result line are not ranked."""
     finished = [e for e in episodes if e.result is not None]
+    if not finished:
+        raise LogError("no log has a result line: nothing to rank")
     seats, taken = [], []
     for episode in finished:
         result, names = episode.result, episode.entrants

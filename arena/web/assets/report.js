@@ -20,7 +20,12 @@
     if (data.caution) {
       const caution = document.getElementById('caution');
       caution.hidden = false;
-      caution.textContent = marked + 'built from logs that were not fully verified by arena check';
+      const why = {
+        unchecked: 'the logs were not verified against the rules (arena check)',
+        partial: 'logs without a result line are included, listed but not ranked',
+      };
+      caution.textContent = data.caution.split('+').map((mark) => mark.toUpperCase() + ': ' +
+        why[mark]).join('; ');
     }
     const league = data.league;
     const parts = ['source: ' + data.source, (league.mode || '') + ' mode',
