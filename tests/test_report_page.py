@@ -280,7 +280,7 @@ def test_partial_logs_are_refused_unless_asked_and_then_listed_unranked(tmp_path
     page = out.read_text(encoding="utf-8")
     assert "<title>PARTIAL: league report" in page
     assert f'"episodesStored":1,"unranked":["{cut}"]' in page  # listed, not ranked
-    assert sorted(p.name for p in (tmp_path / "r_replays").iterdir()) == [
-        "episode-0.html",
-        "episode-1.html",
-    ]
+    replays = tmp_path / "r_replays"
+    assert sorted(p.name for p in replays.iterdir()) == ["episode-0.html", "episode-1.html"]
+    for replay in replays.iterdir():  # the replays carry the report's mark too
+        assert "<title>PARTIAL: " in replay.read_text(encoding="utf-8")

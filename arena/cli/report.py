@@ -72,7 +72,7 @@ def run(args: argparse.Namespace, host: PluginHost) -> int:
         episodes = log_episodes(logs)
         document = logs_report(episodes, reporters, sources)
         caution = log_check_mark(args)
-    digests = [_with_replay(episode, output, host) for episode in episodes]
+    digests = [_with_replay(episode, output, host, caution) for episode in episodes]
     page = report_html(document, digests, source=", ".join(sources), caution=caution)
     _write(output, page)
     print(output)
@@ -88,12 +88,13 @@ def _is_league(path: str) -> bool:
         return False
 
 
-def _with_replay(episode: Episode, output: Path, host: PluginHost) -> dict:
-    """The episode's digest, its replay page written beside the report and linked."""
+def _with_replay(episode: Episode, output: Path, host: PluginHost, caution: str | None) -> dict:
+    """The episode's digest, its replay page written beside the report (marked as the
+    report is) and linked."""
     folder = output.with_name(f"{output.stem}_replays")
     name = f"episode-{episode.index}.html"
     folder.mkdir(parents=True, exist_ok=True)
-    _write(folder / name, replay_html(episode.records, host=host))
+    _write(folder / name, replay_html(episode.records, host=host, caution=caution))
     return episode_digest(episode) | {"replay": f"{folder.name}/{name}"}
 
 
