@@ -29,6 +29,7 @@ from arena.cli import (
     listings,
     play,
     replay,
+    report,
     serve,
     show,
 )
@@ -40,7 +41,7 @@ from arena.plugins import DuplicateName, PluginHost, UnknownName, load
 from arena.runner import EpisodeInterrupted, SetupError, Terminated
 from arena.sandbox.policy import CHOICES, PolicyError, SandboxPolicy
 
-COMMANDS = (play, serve, league, audit, check, replay, show, exploitability, listings)
+COMMANDS = (play, serve, league, audit, check, replay, report, show, exploitability, listings)
 USER_ERRORS = (
     SetupError,
     UnknownName,

@@ -51,17 +51,29 @@ def league_report(path: str | Path, reporters: list[Reporter] = ()) -> dict[str,
         ]
     finally:
         db.close()
+    return {
+        "league": settings | {"episodesStored": len(results)},
+        **ranking(seats, taken),
+        "cost": cost,
+        "audit": run_pooled(reporters, results) if results else {},
+    }
+
+
+def ranking(seats: list[tuple], taken: list[tuple]) -> dict[str, Any]:
+    """``standings`` and ``headToHead`` of seat rows and the points taken between entrants.
+
+    ``seats``: (episode, table, entrant, score, points, deals played), one per seat;
+    ``taken``: (episode, winner entrant, loser entrant, points). Shared by a league
+    file and a list of logs (``arena report``), so both rank by the same statistics.
+    """
     resampler = Resampler([table for _, table, *_ in seats])
     rows = [
         SeatRow(idx, table, name, score, points) for idx, table, name, score, points, _ in seats
     ]
     seated = sorted({(idx, table, name, deals) for idx, table, name, _, _, deals in seats})
     return {
-        "league": settings | {"episodesStored": len(results)},
         "standings": [s.to_json() for s in standings(rows, resampler)],
         "headToHead": [h.to_json() for h in head_to_head(taken, seated, resampler)],
-        "cost": cost,
-        "audit": run_pooled(reporters, results) if results else {},
     }
 
 

@@ -1,0 +1,105 @@
+"""``arena report SOURCE``: a league file or saved logs as one offline HTML report.
+
+Beside the report, every episode whose log is at hand gets its replay page
+(``FILE_replays/episode-N.html``), linked from the report by a relative address,
+so the folder can be moved or archived whole.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from arena.check import distinct_episodes
+from arena.cli.options import add_log_check_options, load_log, log_check_mark
+from arena.eventlog import LogError
+from arena.league.report import league_report
+from arena.plugins import PluginHost
+from arena.runner import SetupError
+from arena.web.replay import replay_html
+from arena.web.report_data import (
+    Episode,
+    episode_digest,
+    league_episodes,
+    log_episodes,
+    logs_report,
+)
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    report = commands.add_parser(
+        "report", help="write a league file or saved logs as one offline HTML report"
+    )
+    report.add_argument(
+        "sources",
+        nargs="+",
+        metavar="SOURCE",
+        help="a league database (arena league run --db), or event logs (arena play --log)",
+    )
+    report.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE.html",
+        help="where to write the report (default: SOURCE.html for one source, else report.html)",
+    )
+    add_log_check_options(report)
+    report.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace, host: PluginHost) -> int:
+    try:
+        from arena.web.report import report_html
+    except ImportError:
+        needs = "arena report needs the report extra: pip install 'liars-arena[report]'"
+        raise SetupError(needs) from None
+    sources = args.sources
+    output = Path(
+        args.output
+        or (Path(sources[0]).with_suffix(".html") if len(sources) == 1 else "report.html")
+    )
+    reporters = list(host.registry.reporters.values())
+    if len(sources) == 1 and _is_league(sources[0]):
+        document = league_report(sources[0], reporters)
+        episodes = league_episodes(sources[0])
+        caution = None
+    else:
+        logs, duplicates = distinct_episodes((path, load_log(args, host, path)) for path in sources)
+        for warning in duplicates:
+            print(f"arena: warning: {warning}", file=sys.stderr)
+        episodes = log_episodes(logs)
+        document = logs_report(episodes, reporters, sources)
+        caution = log_check_mark(args)
+    digests = [_with_replay(episode, output, host, caution) for episode in episodes]
+    page = report_html(document, digests, source=", ".join(sources), caution=caution)
+    _write(output, page)
+    print(output)
+    return 0
+
+
+def _is_league(path: str) -> bool:
+    """A league file is an SQLite database; anything else is read as an event log."""
+    try:
+        with open(path, "rb") as file:
+            return file.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
+    except OSError:
+        return False
+
+
+def _with_replay(episode: Episode, output: Path, host: PluginHost, caution: str | None) -> dict:
+    """The episode's digest, its replay page written beside the report (marked as the
+    report is) and linked."""
+    folder = output.with_name(f"{output.stem}_replays")
+    name = f"episode-{episode.index}.html"
+    folder.mkdir(parents=True, exist_ok=True)
+    _write(folder / name, replay_html(episode.records, host=host, caution=caution))
+    return episode_digest(episode) | {"replay": f"{folder.name}/{name}"}
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise LogError(f"cannot write {path}: {exc.strerror or exc}") from None

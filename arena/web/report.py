@@ -1,0 +1,318 @@
+"""One self-contained HTML league report: tables and plotly charts, offline.
+
+The figures are laid out here in Python with plotly's graph objects from the
+league document (``arena league show --json``: standings, head-to-head, cost,
+pooled audit) and the episodes' digests (:mod:`arena.web.report_data`); the
+page's script only draws them with plotly.js, which is inlined (never fetched
+from a CDN), and fills the tables. Nothing on the page is computed in the
+browser, so every number on it is one the arena's own functions produced.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections import defaultdict
+from typing import Any
+
+import plotly.graph_objects as go
+from plotly.offline import get_plotlyjs
+
+from arena.league.cost import TOKEN_KINDS
+from arena.web.replay import _PLACEHOLDER, _asset, _script_json
+
+FLAGS_SECTION = "flags"
+FLAG_MARKS = {"soft-play": ("square-open", 44), "waves-through": ("diamond-open", 62)}
+"""How each collusion flag is marked on the bias heat map: an outline around the cell's
+figure, so a cell with both flags shows both and its number stays readable."""
+
+_LAYOUT = {"template": "plotly_white", "margin": {"l": 120, "r": 30, "t": 40, "b": 60}}
+
+
+def report_html(
+    document: dict[str, Any],
+    episodes: list[dict[str, Any]],
+    *,
+    source: str,
+    caution: str | None = None,
+) -> str:
+    """The report page of a league document and its episode digests, as one HTML string.
+
+    Each digest may carry ``replay``, the relative address of its replay page.
+    ``caution`` (``unchecked``, ``partial``) marks a report of logs not fully verified.
+    """
+    data = {
+        "source": source,
+        "caution": caution,
+        "league": document["league"],
+        "standings": document["standings"],
+        "headToHead": document["headToHead"],
+        "cost": document["cost"],
+        "flags": _flags(document),
+        "power": _pooled(document).get("power"),
+        "episodes": episodes,
+        "figures": report_figures(document, episodes),
+    }
+    marked = f"{caution.upper()}: " if caution else ""
+    parts = {
+        "title": html.escape(f"{marked}league report: {source}"),
+        "style": _asset("report.css"),
+        "plotly": get_plotlyjs(),
+        "script": _asset("report.js"),
+        "data": _script_json(data),
+    }
+    return _PLACEHOLDER.sub(lambda match: parts[match[1]], _asset("report.html"))
+
+
+def report_figures(
+    document: dict[str, Any], episodes: list[dict[str, Any]]
+) -> dict[str, dict | None]:
+    """Every chart of the page by its element id, as plotly JSON (None: nothing to draw)."""
+    return {
+        "standings-plot": _standings(document["standings"]),
+        "duels-plot": _duels(document["standings"], document["headToHead"]),
+        "scores-plot": _score_distributions(episodes),
+        "curve-plot": _points_over_deals(episodes),
+        "bias-plot": _bias(_pooled(document)),
+        "rule11-plot": _rule11(episodes),
+        "tokens-plot": _tokens(document["cost"]),
+    }
+
+
+def _figure(figure: go.Figure, **layout) -> dict:
+    figure.update_layout(**_LAYOUT, **layout)
+    return json.loads(figure.to_json())
+
+
+def _standings(standings: list[dict]) -> dict:
+    """Mean episode score per entrant, best on top, with its 95% bootstrap interval."""
+    rows = standings[::-1]
+    means = [s["meanScore"] for s in rows]
+    figure = go.Figure(
+        go.Scatter(
+            x=means,
+            y=[s["entrant"] for s in rows],
+            mode="markers",
+            marker={"size": 11},
+            error_x={
+                "type": "data",
+                "symmetric": False,
+                "array": [s["ci95"][1] - m for s, m in zip(rows, means, strict=True)],
+                "arrayminus": [m - s["ci95"][0] for s, m in zip(rows, means, strict=True)],
+            },
+            customdata=[s["ci95"] for s in rows],
+            hovertemplate="%{y}: %{x:.3f} [%{customdata[0]:.3f}, %{customdata[1]:.3f}]"
+            "<extra></extra>",
+        )
+    )
+    return _figure(
+        figure,
+        xaxis_title="mean episode score (95% CI over tables)",
+        height=120 + 40 * len(rows),
+    )
+
+
+def _duels(standings: list[dict], duels: list[dict]) -> dict:
+    """Net points per deal the row entrant took from the column's (blank: never met)."""
+    names = [s["entrant"] for s in standings]
+    cells = {(d["entrant"], d["opponent"]): d for d in duels}
+    z = [[_get(cells.get((a, b)), "pointsPerDeal") for b in names] for a in names]
+    hover = [
+        [
+            f"{a} vs {b}: {d['pointsPerDeal']:+.3f} per deal over {d['deals']} deals, "
+            f"95% CI [{d['ci95'][0]:+.3f}, {d['ci95'][1]:+.3f}]"
+            if (d := cells.get((a, b)))
+            else f"{a} and {b} never met"
+            for b in names
+        ]
+        for a in names
+    ]
+    return _figure(
+        go.Figure(_matrix(names, z, hover, "points/deal", "RdBu")),
+        xaxis_title="opponent",
+        yaxis={"title": "entrant", "autorange": "reversed"},
+        height=160 + 60 * len(names),
+    )
+
+
+def _entrant_scores(episodes: list[dict]) -> dict[str, list[float]]:
+    """Each entrant's score per episode: the mean of its seats there, as in the standings."""
+    scores: dict[str, list[float]] = defaultdict(list)
+    for episode in episodes:
+        if episode["score"] is None:
+            continue
+        mine: dict[str, list[float]] = defaultdict(list)
+        for name, score in zip(episode["entrants"], episode["score"], strict=True):
+            mine[name].append(score)
+        for name, values in mine.items():
+            scores[name].append(sum(values) / len(values))
+    return dict(sorted(scores.items()))
+
+
+def _score_distributions(episodes: list[dict]) -> dict | None:
+    scores = _entrant_scores(episodes)
+    if not scores:
+        return None
+    figure = go.Figure(
+        [
+            go.Box(x=values, name=name, boxpoints="all", jitter=0.4, pointpos=0)
+            for name, values in scores.items()
+        ]
+    )
+    return _figure(
+        figure, xaxis_title="episode score", showlegend=False, height=140 + 50 * len(scores)
+    )
+
+
+def _points_over_deals(episodes: list[dict]) -> dict | None:
+    """Each entrant's mean running points after each deal, over its seats."""
+    sums: dict[str, list[float]] = defaultdict(list)
+    counts: dict[str, list[int]] = defaultdict(list)
+    for episode in episodes:
+        for slot, name in enumerate(episode["entrants"]):
+            for deal, points in enumerate(episode["pointsAfterDeal"]):
+                if deal == len(sums[name]):
+                    sums[name].append(0.0)
+                    counts[name].append(0)
+                sums[name][deal] += points[slot]
+                counts[name][deal] += 1
+    if not sums:
+        return None
+    figure = go.Figure(
+        [
+            go.Scatter(
+                x=list(range(1, len(sums[name]) + 1)),
+                y=[s / n for s, n in zip(sums[name], counts[name], strict=True)],
+                name=name,
+                mode="lines+markers",
+            )
+            for name in sorted(sums)
+        ]
+    )
+    return _figure(figure, xaxis_title="deals played", yaxis_title="mean points so far", height=380)
+
+
+def _pooled(document: dict[str, Any]) -> dict[str, Any]:
+    """The pooled audit's flags section, or {} when there is none (or it failed)."""
+    section = (document.get("audit") or {}).get(FLAGS_SECTION)
+    return section if isinstance(section, dict) else {}
+
+
+def _flags(document: dict[str, Any]) -> list[dict[str, Any]]:
+    return _pooled(document).get("flags", [])
+
+
+def _flagged_cells(pooled: dict[str, Any]) -> dict[str, list[tuple[str, str]]]:
+    """The (row, column) cells of the bias matrix each kind of flag is about.
+
+    A soft-play flag names a pair and is about both directions; waves-through one.
+    """
+    cells: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for flag in pooled.get("flags", []):
+        a, b = flag["policies"]
+        pairs = [(a, b), (b, a)] if flag["flag"] == "soft-play" else [(a, b)]
+        cells[flag["flag"]].extend(pair for pair in pairs if pair not in cells[flag["flag"]])
+    return cells
+
+
+def _bias(pooled: dict[str, Any]) -> dict | None:
+    """How much more the row policy waved the column's bids through than it does in general."""
+    if "bias" not in pooled:
+        return None
+    names = pooled["policies"]
+    z = pooled["bias"]
+    faced = pooled["faced"]
+    hover = [
+        [
+            f"{a} facing {b}: bias {_signed(z[i][j])} over {faced[i][j]} facings"
+            for j, b in enumerate(names)
+        ]
+        for i, a in enumerate(names)
+    ]
+    traces = [_matrix(names, z, hover, "bias", "RdBu_r")]
+    for kind, cells in _flagged_cells(pooled).items():
+        traces.append(
+            go.Scatter(
+                x=[b for _, b in cells],
+                y=[a for a, _ in cells],
+                mode="markers",
+                name=f"flag: {kind}",
+                marker={
+                    "symbol": FLAG_MARKS.get(kind, ("circle-open", 52))[0],
+                    "size": FLAG_MARKS.get(kind, ("circle-open", 52))[1],
+                    "color": "black",
+                    "line": {"width": 3},
+                },
+                hovertemplate=f"{kind}: %{{y}} facing %{{x}}<extra></extra>",
+            )
+        )
+    return _figure(
+        go.Figure(traces),
+        xaxis={"title": "bidder (faced)", "type": "category"},
+        yaxis={"title": "facer", "autorange": "reversed", "type": "category"},
+        legend={"orientation": "h", "y": -0.25},
+        height=220 + 60 * len(names),
+    )
+
+
+def _rule11(episodes: list[dict]) -> dict | None:
+    """Rejected replies, fallback moves and faults per entrant (rule 11), summed."""
+    totals: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for episode in episodes:
+        for slot, name in enumerate(episode["entrants"]):
+            for kind in ("rejected", "fallbacks", "faults"):
+                totals[name][kind] += episode[kind][slot]
+    if not totals:
+        return None
+    names = sorted(totals)
+    figure = go.Figure(
+        [
+            go.Bar(x=names, y=[totals[name][kind] for name in names], name=kind)
+            for kind in ("rejected", "fallbacks", "faults")
+        ]
+    )
+    return _figure(figure, barmode="group", yaxis_title="count", height=340)
+
+
+def _tokens(cost: dict[str, Any]) -> dict | None:
+    """Tokens by kind per entrant; None when the league made no model calls."""
+    if not cost["tokens"]["total"]:
+        return None
+    names = sorted(cost["byEntrant"])
+    figure = go.Figure(
+        [
+            go.Bar(x=names, y=[cost["byEntrant"][n]["tokens"][kind] for n in names], name=kind)
+            for kind in TOKEN_KINDS
+        ]
+    )
+    return _figure(figure, barmode="stack", yaxis_title="tokens", height=340)
+
+
+def _matrix(
+    names: list[str], z: list[list[float | None]], hover: list[list[str]], title: str, colors: str
+) -> go.Heatmap:
+    """A square matrix over ``names`` (row by column), each cell labelled with its signed
+    value to 3 decimals, colored symmetrically around 0 (a blank cell: no data)."""
+    limit = max([abs(v) for row in z for v in row if v is not None] or [1.0]) or 1.0
+    return go.Heatmap(
+        z=z,
+        x=names,
+        y=names,
+        text=[[_signed(v) for v in row] for row in z],
+        texttemplate="%{text}",
+        customdata=hover,
+        hovertemplate="%{customdata}<extra></extra>",
+        colorscale=colors,
+        zmid=0,
+        zmin=-limit,
+        zmax=limit,
+        colorbar={"title": {"text": title}},
+    )
+
+
+def _get(row: dict | None, key: str):
+    return None if row is None else row[key]
+
+
+def _signed(value: float | None) -> str:
+    return "" if value is None else f"{value:+.3f}"
