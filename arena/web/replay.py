@@ -12,9 +12,6 @@ must trust. Scripts, styles and data are inlined, so the file works offline.
 from __future__ import annotations
 
 import html
-import json
-import re
-from importlib import resources
 from typing import Any
 
 from arena.audit import failures, play_records, run_audit
@@ -23,14 +20,13 @@ from arena.events import Audit
 from arena.modes import Mode
 from arena.plugins import PluginHost, load
 from arena.rules import StandingBid, resolve
+from arena.web.page import asset, fill, script_json
 
 SOFT_PLAY_FIGURES = ("faced", "challenged", "net", "expLoss")
 """The per-pair matrices of the softplay reporters the page shows (docs/audit.md)."""
 
 SEAT_FIGURES = ("bluffRate",)
 
-_ASSETS = resources.files(__package__)
-_PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
 
 # Records that belong to the decision that follows them (rule 11 and token accounting).
 _PENDING = {"rejected", "fault", "usage"}
@@ -51,12 +47,11 @@ def replay_html(
     marked = f"{caution.upper()}: " if caution else ""
     parts = {
         "title": html.escape(f"{marked}{header['mode']} seed {header['seed']}: replay"),
-        "style": _asset("replay.css"),
-        "script": _asset("replay.js"),
-        "data": _script_json(data),
+        "style": asset("replay.css"),
+        "script": asset("replay.js"),
+        "data": script_json(data),
     }
-    # One pass over the template: an inlined asset or the data is never scanned for placeholders.
-    return _PLACEHOLDER.sub(lambda match: parts[match[1]], _asset("replay.html"))
+    return fill("replay.html", parts)
 
 
 def replay_data(records: list[dict], host: PluginHost) -> dict[str, Any]:
@@ -154,13 +149,3 @@ def _audit(records: list[dict], host: PluginHost) -> dict[str, Any]:
         "seats": {name: sections[name] for name in SEAT_FIGURES if name in sections},
         "failed": failures(sections),
     }
-
-
-def _asset(name: str) -> str:
-    return (_ASSETS / "assets" / name).read_text(encoding="utf-8")
-
-
-def _script_json(data: Any) -> str:
-    """JSON safe inside a <script> element: no ``</script>`` or ``<!--`` can close it."""
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    return text.replace("<", "\\u003c").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")

@@ -19,7 +19,7 @@ import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
 from arena.league.cost import TOKEN_KINDS
-from arena.web.replay import _PLACEHOLDER, _asset, _script_json
+from arena.web.page import asset, fill, script_json
 
 FLAGS_SECTION = "flags"
 FLAG_MARKS = {"soft-play": ("square-open", 44), "waves-through": ("diamond-open", 62)}
@@ -56,12 +56,12 @@ def report_html(
     marked = f"{caution.upper()}: " if caution else ""
     parts = {
         "title": html.escape(f"{marked}league report: {source}"),
-        "style": _asset("report.css"),
+        "style": asset("report.css"),
         "plotly": get_plotlyjs(),
-        "script": _asset("report.js"),
-        "data": _script_json(data),
+        "script": asset("report.js"),
+        "data": script_json(data),
     }
-    return _PLACEHOLDER.sub(lambda match: parts[match[1]], _asset("report.html"))
+    return fill("report.html", parts)
 
 
 def report_figures(
