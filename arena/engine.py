@@ -34,7 +34,7 @@ from arena.events import (
 from arena.replies import IllegalReply, check_legal, loggable, parse_action
 from arena.rules import StandingBid, TableRules, opener, resolve, score
 from arena.seats import Reply, Seat, SeatQuit, SeatUnavailable
-from arena.view import LegalActions, PastDeal, PublicBid, SeatView, TalkLine
+from arena.view import History, LegalActions, PastDeal, PublicBid, SeatView, TalkLine
 
 NOTES_CAP = 4000
 """Private notes longer than this are truncated, and the seat is told so."""
@@ -139,7 +139,9 @@ class Engine:
         self.notes: list[str | None] = [None] * rules.seats
         self.notes_truncated = [False] * rules.seats
         self.tallies = [SeatTally() for _ in range(rules.seats)]
-        self.history: tuple[PastDeal, ...] = ()
+        self.past_deals: list[PastDeal] = []
+        """Every finished deal, appended once; views see it through a :class:`History`."""
+        self.history = History(self.past_deals)
 
     # --- the episode ---------------------------------------------------------
 
@@ -230,12 +232,13 @@ class Engine:
                 challenge.say, published, challenge.notes,
             )
         )  # fmt: skip
-        self.history += (
+        self.past_deals.append(
             PastDeal(
                 deal.number, deal.opener, deal.bids, slot, forced,
                 outcome.actual, deal.hands, outcome.winner, outcome.loser,
-            ),
+            )
         )  # fmt: skip
+        self.history = History(self.past_deals)
 
     # --- asking a seat (rule 11) ---------------------------------------------------
 

@@ -17,7 +17,6 @@ import structlog
 
 from arena import seeding
 from arena.audit import audit_events, run_audit
-from arena.check.digest import log_digest
 from arena.engine import Engine, EpisodeConfig
 from arena.eventlog import EventLog, LogExists
 from arena.events import Event
@@ -192,7 +191,7 @@ def run_episode(
         audit,
         exploitability=episode_report(config.rules, records),
         provenance=plugins,
-        log_sha256=log_digest(event_log.text().encode("utf-8")),
+        log_sha256=event_log.sha256(),
     )
     return results, records
 

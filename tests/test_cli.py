@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import pty
 import re
 import shutil
 import subprocess
@@ -207,3 +208,33 @@ def test_the_real_console_script_reports_errors_in_one_line(tmp_path):
     for process, fragment in zip(processes, fragments, strict=True):
         code, out, err = finish(process)
         assert_one_line_error(code, out.decode(), err.decode(), fragment)
+
+
+def test_a_long_run_shows_progress_on_a_terminal_and_nowhere_else(tmp_path):
+    """stderr a terminal: one redrawn ``deal N/M`` line, cleared before the results;
+    stderr a pipe (a script, a log file): not a byte of it."""
+    leader, follower = pty.openpty()
+    environ = {k: v for k, v in os.environ.items() if k != "PLAYER_SCRIPTED"}
+    args = [arena_script(), "play", "--deals", "400", "--seed", "3"]
+    with subprocess.Popen(
+        args, cwd=tmp_path, stdout=subprocess.PIPE, stderr=follower, env=environ
+    ) as process:
+        os.close(follower)
+        out = process.stdout.read()
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # the terminal closed with the process
+                break
+            if not chunk:
+                break
+            shown += chunk
+    os.close(leader)
+    assert process.returncode == 0
+    assert b"arena: deal 1/400" in shown and b"arena: deal 399/400" in shown
+    assert shown.endswith(b"\r\x1b[K")  # the line is cleared, not left behind
+    assert b"arena: deal" not in out and out.count(b"\n") > 400  # deal lines, results table
+
+    code, out, err = finish(launch(["play", "--deals", "400", "--seed", "3"], tmp_path))
+    assert code == 0 and b"arena: deal" not in err
