@@ -29,6 +29,7 @@ from arena.events import (
     EpisodeStarted,
     Event,
     Interrupted,
+    from_line,
     from_record,
     to_line,
 )
@@ -109,7 +110,7 @@ class EventLog:
         # json.loads per line, without ever joining a long log into one string.
         records = []
         for chunk in self._chunks():
-            records += json.loads("[" + ",".join(chunk) + "]")
+            records += from_line("[" + ",".join(chunk) + "]")
         return records
 
     def text(self) -> str:

@@ -7,7 +7,6 @@ This is the one place that turns seat specs, a mode name and options into an
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -19,7 +18,7 @@ from arena import seeding
 from arena.audit import audit_events, run_audit
 from arena.engine import Engine, EpisodeConfig
 from arena.eventlog import EventLog, LogExists
-from arena.events import Event
+from arena.events import Event, from_line
 from arena.exploitability import episode_report
 from arena.plugins import (
     FIRST_PARTY_DISTRIBUTION,
@@ -303,7 +302,7 @@ def _unavailable(slot: int, spec: SeatSpec, reason: str) -> Unavailable:
 def _tee(event_log: EventLog, on_record: Callable[[dict], None]) -> Callable[[Event], None]:
     def emit(event: Event) -> None:
         event_log.emit(event)
-        on_record(json.loads(event_log.lines[-1]))
+        on_record(from_line(event_log.lines[-1]))
 
     return emit
 

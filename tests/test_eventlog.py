@@ -11,6 +11,8 @@ import sys
 import time
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from arena.check import load_checked
 from arena.cli import main
@@ -28,6 +30,7 @@ from arena.events import (
     Rejected,
     SeatEntry,
     Usage,
+    from_line,
     from_record,
     to_line,
 )
@@ -303,3 +306,29 @@ def test_a_full_disk_is_one_error_line_and_a_marked_log(tiny_disk, tmp_path):
     )
     assert records[-2]["type"] == "challenge"  # what is left is whole deals
     assert not path.exists()
+
+
+# --- orjson writes today's bytes -------------------------------------------------------
+
+STDLIB_LINE = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+
+
+@settings(max_examples=300)
+@given(
+    say=st.one_of(st.none(), st.text(alphabet=st.characters(exclude_categories=()))),
+    notes=st.one_of(st.none(), st.text(alphabet=st.characters(codec="utf-8"))),
+    tokens=st.integers(min_value=-(2**80), max_value=2**80),
+)
+def test_the_fast_encoder_writes_the_stdlib_bytes(say, notes, tokens):
+    """Every line is what ``json`` with compact separators and ensure_ascii=False writes:
+    control characters, quotes, non-ASCII and lone surrogates (where orjson refuses and
+    the stdlib takes over), and token counts past 64 bits alike."""
+    events = [
+        BidMade(3, 1, 4, 6, say, say, notes, False),
+        ChallengeMade(3, 2, 1, 4, 6, 5, False, True, 1, 2, say, None, notes),
+        Usage(3, 1, tokens, 7, 0, tokens),
+    ]
+    for event in events:
+        line = to_line(event)
+        assert line == STDLIB_LINE.encode(event.to_record())
+        assert from_line(line) == json.loads(line)
