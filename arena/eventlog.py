@@ -24,13 +24,15 @@ from pathlib import Path
 from typing import Any
 
 from arena.events import (
+    BOUNDED_INTS,
     ChallengeMade,
     EpisodeSettled,
     EpisodeStarted,
     Event,
     Interrupted,
-    from_line,
     from_record,
+    may_hold_long_int,
+    parse_fast,
     to_line,
 )
 
@@ -64,6 +66,8 @@ class EventLog:
 
     def __init__(self, path: str | Path | None = None, *, force: bool = False):
         self.lines: list[str] = []
+        self._long_ints: list[int] = []
+        """Indexes of the lines that may hold an int past 64 bits: parsed by the stdlib."""
         self.path = None if path is None else Path(path)
         self.writing: Path | None = None
         """The file the bytes go to: ``path.part``, or ``path`` itself for a device."""
@@ -99,6 +103,8 @@ class EventLog:
         if self._failure is not None:  # a swallowed write error must still stop the episode
             raise self._failure
         line = to_line(event)
+        if type(event) not in BOUNDED_INTS and may_hold_long_int(line):
+            self._long_ints.append(len(self.lines))
         self.lines.append(line)
         if self._fd is not None:
             self._pending.append(line + "\n")
@@ -110,7 +116,9 @@ class EventLog:
         # json.loads per line, without ever joining a long log into one string.
         records = []
         for chunk in self._chunks():
-            records += from_line("[" + ",".join(chunk) + "]")
+            records += parse_fast("[" + ",".join(chunk) + "]")
+        for index in self._long_ints:
+            records[index] = json.loads(self.lines[index])
         return records
 
     def text(self) -> str:

@@ -248,15 +248,24 @@ def from_line(text: str) -> Any:
     """A line (or a JSON array of lines) parsed as the stdlib parses it.
 
     orjson, except where it would differ: it refuses ``NaN`` and reads an int past
-    64 bits as a float, so text with a 19-digit run of digits (every such int has
-    one) goes to the stdlib, as does anything orjson refuses.
+    64 bits as a float, so text that may hold one (:func:`may_hold_long_int`) goes to
+    the stdlib, as does anything orjson refuses.
     """
-    if _LONG_DIGITS.search(text) is None:
-        try:
-            return orjson.loads(text)
-        except orjson.JSONDecodeError:
-            pass
-    return json.loads(text)
+    return json.loads(text) if may_hold_long_int(text) else parse_fast(text)
+
+
+def parse_fast(text: str) -> Any:
+    """orjson's parse, or the stdlib's where orjson refuses; for text known to hold no
+    int past 64 bits (such an int would come back as a float)."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
+
+
+def may_hold_long_int(line: str) -> bool:
+    """Whether a line has a run of 19 digits, which every int past 64 bits has."""
+    return _LONG_DIGITS.search(line) is not None
 
 
 def _plain(value: Any) -> Any:
@@ -267,11 +276,12 @@ def _plain(value: Any) -> Any:
 
 # Built once: json.dumps with non-default options builds a new encoder on every call.
 _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=_plain)
-
-
 _LONG_DIGITS = re.compile(r"\d{19}")
 _FLOATLESS = frozenset({DealStarted, BidMade, ChallengeMade, Fault, Usage})
 """Events whose fields are all ints, bools, strings, None and tuples of those."""
+BOUNDED_INTS = frozenset({DealStarted, BidMade, ChallengeMade, Fault})
+"""Events whose ints the engine bounds (deals, slots, legal bids, hands): never past
+64 bits, so their lines need no :func:`may_hold_long_int` check."""
 
 
 @cache

@@ -332,3 +332,19 @@ def test_the_fast_encoder_writes_the_stdlib_bytes(say, notes, tokens):
         line = to_line(event)
         assert line == STDLIB_LINE.encode(event.to_record())
         assert from_line(line) == json.loads(line)
+
+
+def test_records_read_ints_past_64_bits_back_as_ints():
+    """orjson would read 2**70 as the float 1.1805916207174113e+21; the log's reader must
+    give back the int the line holds, as json.loads does, in memory and on disk alike."""
+    log = EventLog()
+    events = [*SAMPLES[:2], Usage(0, 1, 2**70, -(2**64) - 1, 0, 2**64), SAMPLES[-1]]
+    for event in events:
+        log.emit(event)
+    records = log.records()
+    usage = next(r for r in records if r["type"] == "usage")
+    assert usage["inputTokens"] == 1180591620717411303424
+    assert usage["outputTokens"] == -18446744073709551617
+    assert usage["cacheWriteTokens"] == 18446744073709551616
+    assert all(type(v) is int for k, v in usage.items() if k.endswith("Tokens"))
+    assert records == [json.loads(line) for line in log.lines]
