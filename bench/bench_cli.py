@@ -6,7 +6,7 @@ and ``arena.cli.main(["play", ...])`` whole (parsing, loading the plugins, the
 episode, one line per deal and the results table, stdout to /dev/null). The
 target is ``arena play`` within 1.15x of ``run_episode``, best of ``--repeat``.
 
-    python bench/bench_cli.py                  # 4 seats, 2,000 deals, best of 5
+    python bench/bench_cli.py                  # 4 seats, 5,000 deals, best of 7
     python bench/bench_cli.py --deals 500 --repeat 3
 """
 
@@ -37,8 +37,8 @@ def cpu_seconds(play) -> float:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--deals", type=int, default=2_000)
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--deals", type=int, default=5_000)
+    parser.add_argument("--repeat", type=int, default=7)
     args = parser.parse_args(argv)
     host = load({})
     request = EpisodeRequest(

@@ -238,3 +238,21 @@ def test_a_long_run_shows_progress_on_a_terminal_and_nowhere_else(tmp_path):
 
     code, out, err = finish(launch(["play", "--deals", "400", "--seed", "3"], tmp_path))
     assert code == 0 and b"arena: deal" not in err
+
+
+def test_importing_the_cli_and_a_scripted_play_load_no_heavy_client():
+    """The CLI's cost is the table's: no API client or web server is imported to parse a
+    command line or play scripted seats (the Claude seat imports anthropic when built)."""
+    script = (
+        "import contextlib, io, sys\n"
+        "import arena.cli\n"
+        "heavy = ('anthropic', 'starlette', 'uvicorn', 'httpx')\n"
+        "print(sorted(m for m in heavy if m in sys.modules))\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    arena.cli.main(['play', '--deals', '2', '--seat', 'bayes,random'])\n"
+        "print(sorted(m for m in heavy if m in sys.modules))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60
+    ).stdout
+    assert out.splitlines() == ["[]", "[]"]
