@@ -142,6 +142,7 @@ class Engine:
         self.past_deals: list[PastDeal] = []
         """Every finished deal, appended once; views see it through a :class:`History`."""
         self.history = History(self.past_deals)
+        self._table_fields = self._table_view_fields()
 
     # --- the episode ---------------------------------------------------------
 
@@ -299,18 +300,11 @@ class Engine:
         )  # fmt: skip
 
     def _view(self, deal: _Deal, slot: int, retry_reason: str | None) -> SeatView:
-        rules, mode = self.rules, self.rules.mode
-        standing = deal.standing
+        rules, standing = self.rules, deal.standing
         return SeatView(
             slot=slot,
             deal=deal.number,
-            mode=mode.name,
-            symbols=mode.symbols,
-            hand_size=mode.hand_size,
-            seats=rules.seats,
-            table_order=self.order,
             opener=deal.opener,
-            max_bids=rules.max_bids,
             hand=deal.hands[slot],
             bids=deal.bids,
             talk=deal.talk,
@@ -318,10 +312,23 @@ class Engine:
             notes=self.notes[slot],
             notes_truncated=self.notes_truncated[slot],
             legal=LegalActions(standing is not None, rules.min_raise(standing), rules.max_quantity),
-            talk_enabled=self.config.talk,
             retry_reason=retry_reason,
-            **mode.header_fields(),
+            **self._table_fields,
         )
+
+    def _table_view_fields(self) -> dict:
+        """The view fields that hold for the whole episode, built once."""
+        rules, mode = self.rules, self.rules.mode
+        return {
+            "mode": mode.name,
+            "symbols": mode.symbols,
+            "hand_size": mode.hand_size,
+            "seats": rules.seats,
+            "table_order": self.order,
+            "max_bids": rules.max_bids,
+            "talk_enabled": self.config.talk,
+            **mode.header_fields(),
+        }
 
     # --- talk and notes ----------------------------------------------------------
 
