@@ -8,6 +8,7 @@ of the short size's, measured in the same run.
 
     python bench/bench_long.py                        # 1,000 vs 100,000 deals
     python bench/bench_long.py --short 500 --long 20000
+    PYTHONPATH=/tmp/before python bench/bench_long.py --long 25000   # an older tree
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ def measure(deals: int, directory: Path) -> dict:
     log = directory / f"long-{deals}.jsonl"
     out = subprocess.run(
         [sys.executable, "-c", CHILD, str(deals), str(log)],
+        cwd=directory,  # not the checkout: with -c, the working directory comes first on sys.path
         check=True,
         capture_output=True,
         text=True,
