@@ -34,7 +34,7 @@ from arena.events import (
 from arena.replies import IllegalReply, check_legal, loggable, parse_action
 from arena.rules import StandingBid, TableRules, opener, resolve, score
 from arena.seats import Reply, Seat, SeatQuit, SeatUnavailable
-from arena.view import LegalActions, PastDeal, PublicBid, SeatView, TalkLine
+from arena.view import History, LegalActions, PastDeal, PublicBid, SeatView, TalkLine
 
 NOTES_CAP = 4000
 """Private notes longer than this are truncated, and the seat is told so."""
@@ -139,7 +139,10 @@ class Engine:
         self.notes: list[str | None] = [None] * rules.seats
         self.notes_truncated = [False] * rules.seats
         self.tallies = [SeatTally() for _ in range(rules.seats)]
-        self.history: tuple[PastDeal, ...] = ()
+        self.past_deals: list[PastDeal] = []
+        """Every finished deal, appended once; views see it through a :class:`History`."""
+        self.history = History(self.past_deals)
+        self._table_fields = self._table_view_fields()
 
     # --- the episode ---------------------------------------------------------
 
@@ -230,12 +233,13 @@ class Engine:
                 challenge.say, published, challenge.notes,
             )
         )  # fmt: skip
-        self.history += (
+        self.past_deals.append(
             PastDeal(
                 deal.number, deal.opener, deal.bids, slot, forced,
                 outcome.actual, deal.hands, outcome.winner, outcome.loser,
-            ),
+            )
         )  # fmt: skip
+        self.history = History(self.past_deals)
 
     # --- asking a seat (rule 11) ---------------------------------------------------
 
@@ -296,18 +300,11 @@ class Engine:
         )  # fmt: skip
 
     def _view(self, deal: _Deal, slot: int, retry_reason: str | None) -> SeatView:
-        rules, mode = self.rules, self.rules.mode
-        standing = deal.standing
+        rules, standing = self.rules, deal.standing
         return SeatView(
             slot=slot,
             deal=deal.number,
-            mode=mode.name,
-            symbols=mode.symbols,
-            hand_size=mode.hand_size,
-            seats=rules.seats,
-            table_order=self.order,
             opener=deal.opener,
-            max_bids=rules.max_bids,
             hand=deal.hands[slot],
             bids=deal.bids,
             talk=deal.talk,
@@ -315,10 +312,23 @@ class Engine:
             notes=self.notes[slot],
             notes_truncated=self.notes_truncated[slot],
             legal=LegalActions(standing is not None, rules.min_raise(standing), rules.max_quantity),
-            talk_enabled=self.config.talk,
             retry_reason=retry_reason,
-            **mode.header_fields(),
+            **self._table_fields,
         )
+
+    def _table_view_fields(self) -> dict:
+        """The view fields that hold for the whole episode, built once."""
+        rules, mode = self.rules, self.rules.mode
+        return {
+            "mode": mode.name,
+            "symbols": mode.symbols,
+            "hand_size": mode.hand_size,
+            "seats": rules.seats,
+            "table_order": self.order,
+            "max_bids": rules.max_bids,
+            "talk_enabled": self.config.talk,
+            **mode.header_fields(),
+        }
 
     # --- talk and notes ----------------------------------------------------------
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import json
 import os
 import stat
@@ -23,16 +24,21 @@ from pathlib import Path
 from typing import Any
 
 from arena.events import (
+    BOUNDED_INTS,
     ChallengeMade,
     EpisodeSettled,
     EpisodeStarted,
     Event,
     Interrupted,
     from_record,
+    may_hold_long_int,
+    parse_fast,
     to_line,
 )
 
 _FLUSH_AFTER = (ChallengeMade, EpisodeSettled)
+_CHUNK = 4096
+"""Lines joined at a time when the whole log is read back: a long log is never one string."""
 PART_SUFFIX = ".part"
 MAX_DEALS_CUT = 16
 """How many whole deals a full disk may cost at most to make room for the marker."""
@@ -60,6 +66,8 @@ class EventLog:
 
     def __init__(self, path: str | Path | None = None, *, force: bool = False):
         self.lines: list[str] = []
+        self._long_ints: list[int] = []
+        """Indexes of the lines that may hold an int past 64 bits: parsed by the stdlib."""
         self.path = None if path is None else Path(path)
         self.writing: Path | None = None
         """The file the bytes go to: ``path.part``, or ``path`` itself for a device."""
@@ -95,6 +103,8 @@ class EventLog:
         if self._failure is not None:  # a swallowed write error must still stop the episode
             raise self._failure
         line = to_line(event)
+        if type(event) not in BOUNDED_INTS and may_hold_long_int(line):
+            self._long_ints.append(len(self.lines))
         self.lines.append(line)
         if self._fd is not None:
             self._pending.append(line + "\n")
@@ -102,13 +112,29 @@ class EventLog:
                 self._flush()
 
     def records(self) -> list[dict[str, Any]]:
-        # One parse of the lines as a JSON array: the same records, at half the cost of
-        # a json.loads per line.
-        return json.loads("[" + ",".join(self.lines) + "]")
+        # Chunks of lines parsed as JSON arrays: the same records, at half the cost of a
+        # json.loads per line, without ever joining a long log into one string.
+        records = []
+        for chunk in self._chunks():
+            records += parse_fast("[" + ",".join(chunk) + "]")
+        for index in self._long_ints:
+            records[index] = json.loads(self.lines[index])
+        return records
 
     def text(self) -> str:
         """The log's bytes as they are (or would be) saved."""
         return "".join(line + "\n" for line in self.lines)
+
+    def sha256(self) -> str:
+        """The hex SHA-256 of :meth:`text`'s UTF-8 bytes, hashed a chunk at a time."""
+        digest = hashlib.sha256()
+        for chunk in self._chunks():
+            digest.update("".join(line + "\n" for line in chunk).encode("utf-8"))
+        return digest.hexdigest()
+
+    def _chunks(self):
+        for start in range(0, len(self.lines), _CHUNK):
+            yield self.lines[start : start + _CHUNK]
 
     def close(self) -> None:
         """Write what is pending and give the log its final name."""

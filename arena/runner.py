@@ -7,7 +7,6 @@ This is the one place that turns seat specs, a mode name and options into an
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -17,10 +16,9 @@ import structlog
 
 from arena import seeding
 from arena.audit import audit_events, run_audit
-from arena.check.digest import log_digest
 from arena.engine import Engine, EpisodeConfig
 from arena.eventlog import EventLog, LogExists
-from arena.events import Event
+from arena.events import Event, from_line
 from arena.exploitability import episode_report
 from arena.plugins import (
     FIRST_PARTY_DISTRIBUTION,
@@ -192,7 +190,7 @@ def run_episode(
         audit,
         exploitability=episode_report(config.rules, records),
         provenance=plugins,
-        log_sha256=log_digest(event_log.text().encode("utf-8")),
+        log_sha256=event_log.sha256(),
     )
     return results, records
 
@@ -304,7 +302,7 @@ def _unavailable(slot: int, spec: SeatSpec, reason: str) -> Unavailable:
 def _tee(event_log: EventLog, on_record: Callable[[dict], None]) -> Callable[[Event], None]:
     def emit(event: Event) -> None:
         event_log.emit(event)
-        on_record(json.loads(event_log.lines[-1]))
+        on_record(from_line(event_log.lines[-1]))
 
     return emit
 

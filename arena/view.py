@@ -7,6 +7,8 @@ Private notes and raw (unfiltered) talk live only in the server-side log.
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterator, Sequence
 from fractions import Fraction
 
 import attrs
@@ -48,6 +50,47 @@ class PastDeal:
     loser: int
 
 
+class History(Sequence[PastDeal]):
+    """The first ``length`` finished deals of one shared, append-only list.
+
+    The engine appends each finished deal once and hands every view of the next
+    deal the same window, so an episode's history costs one entry per deal rather
+    than a copy of the whole tuple per deal (which made long episodes quadratic).
+    A window never changes: later deals are past its end. It compares equal to a
+    tuple of the same deals, so seats and tests can treat it as one.
+    """
+
+    __slots__ = ("_deals", "_length")
+
+    def __init__(self, deals: Sequence[PastDeal] = (), length: int | None = None):
+        self._deals = deals
+        self._length = len(deals) if length is None else length
+
+    def __len__(self) -> int:
+        return self._length
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return tuple(self._deals[i] for i in range(*index.indices(self._length)))
+        if not -self._length <= index < self._length:
+            raise IndexError("history index out of range")
+        return self._deals[index % self._length]
+
+    def __iter__(self) -> Iterator[PastDeal]:
+        return itertools.islice(self._deals, self._length)
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, (History, tuple)):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return f"History({tuple(self)!r})"
+
+
 @attrs.frozen
 class LegalActions:
     """The action space right now."""
@@ -78,8 +121,8 @@ class SeatView:
     """This deal's bids so far, in order."""
     talk: tuple[TalkLine, ...]
     """This deal's published talk (empty when talk is off; never carried across deals)."""
-    history: tuple[PastDeal, ...]
-    """Every previous deal of the episode, in full."""
+    history: Sequence[PastDeal]
+    """Every previous deal of the episode, in full (a tuple or a shared :class:`History`)."""
     notes: str | None
     """This seat's private notes, as last written (possibly truncated)."""
     notes_truncated: bool

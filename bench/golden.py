@@ -37,7 +37,7 @@ from arena.actions import Bid, Challenge
 from arena.plugins import PluginHost, new_host
 from arena.runner import EpisodeRequest, run_episode
 from arena.seats import Reply, SeatContext, SeatSpec, SeatUnavailable
-from arena.view import SeatView
+from arena.view import History, SeatView
 from arena_plugins import dice, poker, random_seat, scripted
 
 MODES = ("dice", "poker")
@@ -129,6 +129,8 @@ class ViewDigest:
 def _plain(value):
     if isinstance(value, Fraction):
         return str(value)
+    if isinstance(value, History):  # attrs.asdict keeps it as is; a tuple would be a list
+        return [attrs.asdict(deal) for deal in value]
     raise TypeError(type(value).__name__)
 
 

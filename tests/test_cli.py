@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import pty
 import re
 import shutil
 import subprocess
@@ -207,3 +208,51 @@ def test_the_real_console_script_reports_errors_in_one_line(tmp_path):
     for process, fragment in zip(processes, fragments, strict=True):
         code, out, err = finish(process)
         assert_one_line_error(code, out.decode(), err.decode(), fragment)
+
+
+def test_a_long_run_shows_progress_on_a_terminal_and_nowhere_else(tmp_path):
+    """stderr a terminal: one redrawn ``deal N/M`` line, cleared before the results;
+    stderr a pipe (a script, a log file): not a byte of it."""
+    leader, follower = pty.openpty()
+    environ = {k: v for k, v in os.environ.items() if k != "PLAYER_SCRIPTED"}
+    args = [arena_script(), "play", "--deals", "400", "--seed", "3"]
+    with subprocess.Popen(
+        args, cwd=tmp_path, stdout=subprocess.PIPE, stderr=follower, env=environ
+    ) as process:
+        os.close(follower)
+        out = process.stdout.read()
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # the terminal closed with the process
+                break
+            if not chunk:
+                break
+            shown += chunk
+    os.close(leader)
+    assert process.returncode == 0
+    assert b"arena: deal 1/400" in shown and b"arena: deal 399/400" in shown
+    assert shown.endswith(b"\r\x1b[K")  # the line is cleared, not left behind
+    assert b"arena: deal" not in out and out.count(b"\n") > 400  # deal lines, results table
+
+    code, out, err = finish(launch(["play", "--deals", "400", "--seed", "3"], tmp_path))
+    assert code == 0 and b"arena: deal" not in err
+
+
+def test_importing_the_cli_and_a_scripted_play_load_no_heavy_client():
+    """The CLI's cost is the table's: no API client or web server is imported to parse a
+    command line or play scripted seats (the Claude seat imports anthropic when built)."""
+    script = (
+        "import contextlib, io, sys\n"
+        "import arena.cli\n"
+        "heavy = ('anthropic', 'starlette', 'uvicorn', 'httpx')\n"
+        "print(sorted(m for m in heavy if m in sys.modules))\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    arena.cli.main(['play', '--deals', '2', '--seat', 'bayes,random'])\n"
+        "print(sorted(m for m in heavy if m in sys.modules))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60
+    ).stdout
+    assert out.splitlines() == ["[]", "[]"]

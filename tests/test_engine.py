@@ -87,6 +87,26 @@ def test_views_only_ever_show_the_seats_own_hand():
             assert all(past.deal < view.deal for past in view.history)
 
 
+def test_a_kept_view_still_shows_only_the_deals_before_its_own():
+    """Views share one growing history, but a view kept from deal d must still show
+    exactly deals 0..d-1 after the episode has played on (rule 6 reveals each once)."""
+    seat = Recording(MinRaiser())
+    _, records = play_table([seat, MinRaiser(), MinRaiser(), MinRaiser()], DICE, seed=5, deals=6)
+    challenges = [r for r in records if r["type"] == "challenge"]
+    assert len(challenges) == 6
+    for view in seat.views:
+        assert [past.deal for past in view.history] == list(range(view.deal))
+        assert [past.challenger for past in view.history] == [
+            c["slot"] for c in challenges[: view.deal]
+        ]
+        assert view.history == tuple(view.history)  # compares as the tuple it stands for
+        if view.deal:
+            assert view.history[-1].deal == view.deal - 1
+            assert view.history[1:] == tuple(view.history)[1:]
+            with pytest.raises(IndexError):
+                view.history[view.deal]
+
+
 # --- table set-up -----------------------------------------------------------------------------
 
 

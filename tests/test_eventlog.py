@@ -11,6 +11,8 @@ import sys
 import time
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from arena.check import load_checked
 from arena.cli import main
@@ -28,6 +30,7 @@ from arena.events import (
     Rejected,
     SeatEntry,
     Usage,
+    from_line,
     from_record,
     to_line,
 )
@@ -303,3 +306,45 @@ def test_a_full_disk_is_one_error_line_and_a_marked_log(tiny_disk, tmp_path):
     )
     assert records[-2]["type"] == "challenge"  # what is left is whole deals
     assert not path.exists()
+
+
+# --- orjson writes today's bytes -------------------------------------------------------
+
+STDLIB_LINE = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+
+
+@settings(max_examples=300)
+@given(
+    say=st.one_of(st.none(), st.text(alphabet=st.characters(exclude_categories=()))),
+    notes=st.one_of(st.none(), st.text(alphabet=st.characters(codec="utf-8"))),
+    tokens=st.integers(min_value=-(2**80), max_value=2**80),
+)
+def test_the_fast_encoder_writes_the_stdlib_bytes(say, notes, tokens):
+    """Every line is what ``json`` with compact separators and ensure_ascii=False writes:
+    control characters, quotes, non-ASCII and lone surrogates (where orjson refuses and
+    the stdlib takes over), and token counts past 64 bits alike."""
+    events = [
+        BidMade(3, 1, 4, 6, say, say, notes, False),
+        ChallengeMade(3, 2, 1, 4, 6, 5, False, True, 1, 2, say, None, notes),
+        Usage(3, 1, tokens, 7, 0, tokens),
+    ]
+    for event in events:
+        line = to_line(event)
+        assert line == STDLIB_LINE.encode(event.to_record())
+        assert from_line(line) == json.loads(line)
+
+
+def test_records_read_ints_past_64_bits_back_as_ints():
+    """orjson would read 2**70 as the float 1.1805916207174113e+21; the log's reader must
+    give back the int the line holds, as json.loads does, in memory and on disk alike."""
+    log = EventLog()
+    events = [*SAMPLES[:2], Usage(0, 1, 2**70, -(2**64) - 1, 0, 2**64), SAMPLES[-1]]
+    for event in events:
+        log.emit(event)
+    records = log.records()
+    usage = next(r for r in records if r["type"] == "usage")
+    assert usage["inputTokens"] == 1180591620717411303424
+    assert usage["outputTokens"] == -18446744073709551617
+    assert usage["cacheWriteTokens"] == 18446744073709551616
+    assert all(type(v) is int for k, v in usage.items() if k.endswith("Tokens"))
+    assert records == [json.loads(line) for line in log.lines]

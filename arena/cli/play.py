@@ -59,14 +59,21 @@ def run(args: argparse.Namespace, host: PluginHost) -> int:
     # --watch is the spectator's feed and never runs beside a human seat.
     people = [slot for slot, spec in enumerate(request.seat_specs) if spec.name == "human"]
     on_record = watcher() if args.watch else None
+    shows_progress = not args.watch and not people and sys.stderr.isatty()
+    if shows_progress:
+        on_record = progress(request.deals)
     if people:
         viewer = people[0] if len(people) == 1 else None  # several at one keyboard: public only
         from arena_plugins.human.terminal import live_printer  # only when a person plays
 
         on_record = live_printer(host.registry.mode(request.mode), request.deals, viewer)
-    results, records = run_episode(
-        host, request, log_path=args.log, on_record=on_record, force=args.force
-    )
+    try:
+        results, records = run_episode(
+            host, request, log_path=args.log, on_record=on_record, force=args.force
+        )
+    finally:
+        if shows_progress:
+            sys.stderr.write(PROGRESS_CLEAR)
     warn_stand_ins(results)
     if args.json:
         print(json.dumps(results.to_json(), indent=2))
@@ -86,6 +93,23 @@ def watcher() -> Callable[[dict], None]:
         if lines:
             write_lines(lines)
             sys.stdout.flush()
+
+    return show
+
+
+PROGRESS_STEPS = 200
+"""A long episode's progress line is redrawn this many times at most."""
+PROGRESS_CLEAR = "\r\033[K"
+
+
+def progress(deals: int) -> Callable[[dict], None]:
+    """A record callback that keeps one ``deal N/M`` line up to date on stderr (a terminal)."""
+    step = max(1, deals // PROGRESS_STEPS)
+
+    def show(record: dict) -> None:
+        if record["type"] == "deal" and record["deal"] % step == 0:
+            sys.stderr.write(f"{PROGRESS_CLEAR}arena: deal {record['deal'] + 1:,}/{deals:,}")
+            sys.stderr.flush()
 
     return show
 

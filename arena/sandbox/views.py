@@ -15,7 +15,7 @@ from typing import Any
 import attrs
 
 from arena.modes import STRICT, Mode
-from arena.view import LegalActions, PastDeal, PublicBid, SeatView, TalkLine
+from arena.view import History, LegalActions, PastDeal, PublicBid, SeatView, TalkLine
 
 
 def _not_history(attribute: attrs.Attribute, _value) -> bool:
@@ -31,7 +31,7 @@ class ViewSender:
     def encode(self, view: SeatView) -> dict[str, Any]:
         message = attrs.asdict(view, filter=_not_history)
         message["historyFrom"] = self.sent
-        message["history"] = [attrs.asdict(deal) for deal in view.history[self.sent :]]
+        message["history"] = _past_deals_json(view.history[self.sent :])
         self.sent = len(view.history)
         return message
 
@@ -40,19 +40,23 @@ class ViewReceiver:
     """Worker side: rebuilds the full view from the deltas, in order."""
 
     def __init__(self):
-        self.history: tuple[PastDeal, ...] = ()
+        self.past_deals: list[PastDeal] = []
 
     def decode(self, message: Mapping[str, Any]) -> SeatView:
         data = dict(message)
         start = data.pop("historyFrom")
-        if start != len(self.history):
-            raise ValueError(f"history delta starts at {start}, {len(self.history)} held")
-        self.history += tuple(_past_deal(deal) for deal in data.pop("history"))
-        return view_from_json({**data, "history": self.history})
+        if start != len(self.past_deals):
+            raise ValueError(f"history delta starts at {start}, {len(self.past_deals)} held")
+        self.past_deals += map(_past_deal, data.pop("history"))
+        return view_from_json({**data, "history": History(self.past_deals)})
 
 
 def view_to_json(view: SeatView) -> dict[str, Any]:
-    return attrs.asdict(view)
+    return attrs.asdict(view, filter=_not_history) | {"history": _past_deals_json(view.history)}
+
+
+def _past_deals_json(deals) -> list[dict[str, Any]]:
+    return [attrs.asdict(deal) for deal in deals]
 
 
 def view_from_json(data: Mapping[str, Any]) -> SeatView:
@@ -66,7 +70,9 @@ def view_from_json(data: Mapping[str, Any]) -> SeatView:
             "hand": tuple(data["hand"]),
             "bids": _bids(data["bids"]),
             "talk": tuple(TalkLine(**line) for line in data["talk"]),
-            "history": history if isinstance(history, tuple) else tuple(map(_past_deal, history)),
+            "history": history
+            if isinstance(history, (tuple, History))
+            else tuple(map(_past_deal, history)),
             "legal": LegalActions(
                 can_challenge=legal["can_challenge"],
                 min_bid=tuple(legal["min_bid"]) if legal["min_bid"] is not None else None,

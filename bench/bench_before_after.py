@@ -1,0 +1,74 @@
+"""The Python engine before and after a change, side by side in one run.
+
+``bench/bench_decisions.py --json`` runs twice per round in child processes, once
+on an older tree of the code (``--before``, e.g. an unpacked ``git archive`` of
+main before the change) and once on this one, alternating, so both see the
+same machine load; each child also measures the lean floor, so every row is
+shown against its own run's ``floor+log`` as well as before against after.
+All rates are decisions per CPU-second with the full event log written.
+
+    git archive e4240c6 | tar -x -C /tmp/before
+    python bench/bench_before_after.py --before /tmp/before      # 2 rounds, best counts
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+DECISIONS = Path(__file__).with_name("bench_decisions.py")
+ROWS = ("floor+log", "random", "bayes/pressure")
+
+
+def measure(tree: Path, passthrough: list[str]) -> dict:
+    """One bench_decisions run importing ``arena`` from ``tree``."""
+    environ = os.environ | {"PYTHONPATH": str(tree)}
+    out = subprocess.run(
+        [sys.executable, str(DECISIONS), "--json", *passthrough],
+        env=environ,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return json.loads(out.stdout.splitlines()[-1])
+
+
+def best(runs: list[dict]) -> dict:
+    return {
+        mode: {row: max(run[mode][row] for run in runs) for row in runs[0][mode]}
+        for mode in runs[0]
+    }
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--before", type=Path, required=True, help="the older tree's root")
+    parser.add_argument("--rounds", type=int, default=2, help="alternating rounds; best counts")
+    parser.add_argument("--deals", default="400")
+    parser.add_argument("--episodes", default="3")
+    args = parser.parse_args(argv)
+    here = Path(__file__).resolve().parent.parent
+    passthrough = ["--deals", args.deals, "--episodes", args.episodes, "--repeat", "1"]
+    runs: dict[str, list[dict]] = {"before": [], "after": []}
+    for _ in range(args.rounds):
+        runs["before"].append(measure(args.before, passthrough))
+        runs["after"].append(measure(here, passthrough))
+    before, after = best(runs["before"]), best(runs["after"])
+    print("| mode | workload | before/CPU-s | vs floor+log | after/CPU-s | vs floor+log | ratio |")
+    print("|---|---|---:|---:|---:|---:|---:|")
+    for mode in after:
+        for row in ROWS:
+            old, new = before[mode][row], after[mode][row]
+            print(
+                f"| {mode} | {row} | {old:,.0f} | {old / before[mode]['floor+log']:.2f} "
+                f"| {new:,.0f} | {new / after[mode]['floor+log']:.2f} | {new / old:.2f} |"
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
