@@ -23,8 +23,7 @@ from arena.league.store import LeagueStore, StoredEpisode, StoreError
 from arena.plugins import PluginHost
 from arena.seats import SeatSpec
 from arena_plugins.claude import limiter
-from arena_plugins.claude.seat import API_KEY_ENV
-from arena_plugins.claude.settings import model_settings, parse_arg
+from arena_plugins.claude.settings import API_KEY_ENV, model_settings, parse_arg
 
 POLL = 0.2
 """Seconds the main thread waits for a result before looking again (Ctrl-C, progress)."""

@@ -26,6 +26,7 @@ from arena_plugins.claude.client import ApiUnavailable, create_message, make_cli
 from arena_plugins.claude.prompt import build_request
 from arena_plugins.claude.reply_tool import read_reply
 from arena_plugins.claude.settings import (
+    API_KEY_ENV,
     ModelSettings,
     RetryBounds,
     model_settings,
@@ -35,7 +36,6 @@ from arena_plugins.claude.settings import (
 from arena_plugins.scripted import bayes
 from arena_policies import Policy, resolve
 
-API_KEY_ENV = "ANTHROPIC_API_KEY"
 NO_KEY = f"no {API_KEY_ENV}: bayes played this seat"
 
 

@@ -14,6 +14,10 @@ from urllib.parse import parse_qsl
 
 import attrs
 
+API_KEY_ENV = "ANTHROPIC_API_KEY"
+"""Where the key is read from; named here, away from the SDK, so a league can check for
+it without importing anthropic."""
+
 DEFAULT_MODEL = "claude-sonnet-4-6"
 DEFAULT_MAX_TOKENS = 1024
 
