@@ -14,6 +14,8 @@ from arena.plugins import PluginHost
 from arena.render import Narrator, deal_lines, results_table
 from arena.results import Results
 from arena.runner import run_episode
+from arena_plugins.human import HUMAN
+from arena_plugins.human.terminal import live_printer
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -57,15 +59,13 @@ def run(args: argparse.Namespace, host: PluginHost) -> int:
     )
     # A person at the table sees the other seats' moves as they are made, as that seat may;
     # --watch is the spectator's feed and never runs beside a human seat.
-    people = [slot for slot, spec in enumerate(request.seat_specs) if spec.name == "human"]
+    people = [slot for slot, spec in enumerate(request.seat_specs) if spec.name == HUMAN]
     on_record = watcher() if args.watch else None
     shows_progress = not args.watch and not people and sys.stderr.isatty()
     if shows_progress:
         on_record = progress(request.deals)
     if people:
         viewer = people[0] if len(people) == 1 else None  # several at one keyboard: public only
-        from arena_plugins.human.terminal import live_printer  # only when a person plays
-
         on_record = live_printer(host.registry.mode(request.mode), request.deals, viewer)
     try:
         results, records = run_episode(

@@ -24,6 +24,7 @@ from arena.plugins import PluginHost
 from arena.seats import SeatSpec
 from arena_plugins.claude import limiter
 from arena_plugins.claude.settings import API_KEY_ENV, model_settings, parse_arg
+from arena_plugins.human import HUMAN
 
 POLL = 0.2
 """Seconds the main thread waits for a result before looking again (Ctrl-C, progress)."""
@@ -97,10 +98,6 @@ def run_league(
     return state
 
 
-PEOPLE = ("human",)
-"""Seats that wait for a person at a keyboard or a browser: never in a league."""
-
-
 def check_league(
     spec: LeagueSpec, host: PluginHost, allow_stand_in: bool, environ: Mapping[str, str]
 ) -> None:
@@ -108,7 +105,7 @@ def check_league(
     host.registry.mode(spec.table.mode)
     for entrant in spec.entrants:
         host.registry.seat(entrant.spec.name)
-        if entrant.spec.name in PEOPLE:
+        if entrant.spec.name == HUMAN:  # it would wait for a person at an unattended table
             raise LeagueError(
                 f"entrant {entrant.name!r}: a {entrant.spec.name} seat waits for a person; "
                 "a league plays unattended (play it with arena play or arena serve)"

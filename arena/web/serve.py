@@ -24,7 +24,8 @@ from arena.plugins import DuplicateName, PluginHost, UnknownName
 from arena.runner import EpisodeRequest, SetupError, scripted_default
 from arena.seats import SeatSpec
 from arena.web.replay import replay_html
-from arena.web.serve_table import HUMAN, Table
+from arena.web.serve_table import Table
+from arena_plugins.human import HUMAN
 
 PAGE = Path(__file__).with_name("serve_page.html")
 FINAL = ("end", "error")

@@ -29,14 +29,12 @@ from arena.plugins import PluginHost
 from arena.runner import EpisodeRequest, build_config, run_episode, table_specs
 from arena.seats import SeatContext, SeatQuit, SeatUnavailable
 from arena.view import SeatView
+from arena_plugins.human import HUMAN
 from arena_plugins.human.feed import PublicFeed
 from arena_plugins.human.screen import Advisor, build_screen
 from arena_plugins.human.terminal import parse_command
 
 log = structlog.get_logger(__name__)
-
-HUMAN = "human"
-"""The seat name a person takes; at this table it is a :class:`BrowserSeat`."""
 
 
 class Channel:

@@ -11,11 +11,15 @@ from __future__ import annotations
 from arena import hookimpl
 from arena_plugins.human.terminal import human
 
+HUMAN = "human"
+"""The seat a person takes: the table server seats its browser seat under this name, and a
+league, which plays unattended, refuses it."""
+
 
 @hookimpl
 def register_seats(register):
     register(
-        "human",
+        HUMAN,
         human,
         description="You, at the terminal (arena play) or in the browser (arena serve).",
     )
