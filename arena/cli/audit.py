@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
 from rich.console import Console
 
@@ -18,8 +17,12 @@ from arena.audit import (
     run_audit,
     run_pooled,
 )
-from arena.check import distinct_episodes
-from arena.cli.options import add_log_check_options, load_log, log_check_mark
+from arena.cli.options import (
+    add_log_check_options,
+    load_distinct_logs,
+    load_log,
+    log_check_mark,
+)
 from arena.eventlog import LogError
 from arena.plugins import PluginHost
 from arena.render import audit_tables
@@ -94,11 +97,7 @@ def _pooled(args: argparse.Namespace, host: PluginHost) -> int:
     if args.league:
         episodes = league_episodes(args.league)
     else:
-        logs, duplicates = distinct_episodes(
-            (path, load_log(args, host, path)) for path in args.logs
-        )
-        for warning in duplicates:
-            print(f"arena: warning: {warning}", file=sys.stderr)
+        logs = load_distinct_logs(args, host, args.logs)
         episodes = logged_episodes(reporters, [records for _, records in logs])
     pooled = run_pooled(reporters, episodes)
     failed = failures(pooled)

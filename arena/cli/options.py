@@ -10,11 +10,14 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 from collections.abc import Callable
+from pathlib import Path
 
 from rich.console import Console
 
-from arena.check import load_checked
+from arena.check import distinct_episodes, load_checked
+from arena.eventlog import LogError
 from arena.plugins import PluginHost, Registry
 from arena.rules import DEFAULT_MAX_BIDS, MAX_SEATS, MIN_SEATS
 from arena.runner import DEFAULT_SEATS, EpisodeRequest
@@ -157,6 +160,25 @@ def load_log(args: argparse.Namespace, host: PluginHost, path: str) -> list[dict
     return load_checked(
         path, unchecked=args.unchecked, partial=args.partial, registry=host.registry
     )
+
+
+def load_distinct_logs(
+    args: argparse.Namespace, host: PluginHost, paths: list[str]
+) -> list[tuple[str, list[dict]]]:
+    """Many saved logs, each verified, each episode once: a copy is dropped with a warning,
+    since pooling or ranking it twice would count its seats twice."""
+    logs, duplicates = distinct_episodes((path, load_log(args, host, path)) for path in paths)
+    for warning in duplicates:
+        print(f"arena: warning: {warning}", file=sys.stderr)
+    return logs
+
+
+def write_page(path: Path, text: str) -> None:
+    """Write a generated page; an unwritable path is one error line."""
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise LogError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 def log_check_mark(args: argparse.Namespace) -> str | None:

@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from arena.cli.options import add_log_check_options, load_log, log_check_mark
-from arena.eventlog import LogError
+from arena.cli.options import add_log_check_options, load_log, log_check_mark, write_page
 from arena.plugins import PluginHost
 from arena.web.replay import replay_html
 
@@ -27,9 +26,6 @@ def run(args: argparse.Namespace, host: PluginHost) -> int:
     records = load_log(args, host, args.log)
     output = Path(args.output) if args.output else Path(args.log).with_suffix(".html")
     page = replay_html(records, host=host, caution=log_check_mark(args))
-    try:
-        output.write_text(page, encoding="utf-8")
-    except OSError as exc:
-        raise LogError(f"cannot write {output}: {exc.strerror or exc}") from None
+    write_page(output, page)
     print(output)
     return 0

@@ -8,12 +8,14 @@ so the folder can be moved or archived whole.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
-from arena.check import distinct_episodes
-from arena.cli.options import add_log_check_options, load_log, log_check_mark
-from arena.eventlog import LogError
+from arena.cli.options import (
+    add_log_check_options,
+    load_distinct_logs,
+    log_check_mark,
+    write_page,
+)
 from arena.league.report import league_report
 from arena.plugins import PluginHost
 from arena.runner import SetupError
@@ -66,15 +68,13 @@ def run(args: argparse.Namespace, host: PluginHost) -> int:
         episodes = league_episodes(sources[0])
         caution = None
     else:
-        logs, duplicates = distinct_episodes((path, load_log(args, host, path)) for path in sources)
-        for warning in duplicates:
-            print(f"arena: warning: {warning}", file=sys.stderr)
+        logs = load_distinct_logs(args, host, sources)
         episodes = log_episodes(logs)
         document = logs_report(episodes, reporters, sources)
         caution = log_check_mark(args)
     digests = [_with_replay(episode, output, host, caution) for episode in episodes]
     page = report_html(document, digests, source=", ".join(sources), caution=caution)
-    _write(output, page)
+    write_page(output, page)
     print(output)
     return 0
 
@@ -94,12 +94,5 @@ def _with_replay(episode: Episode, output: Path, host: PluginHost, caution: str 
     folder = output.with_name(f"{output.stem}_replays")
     name = f"episode-{episode.index}.html"
     folder.mkdir(parents=True, exist_ok=True)
-    _write(folder / name, replay_html(episode.records, host=host, caution=caution))
+    write_page(folder / name, replay_html(episode.records, host=host, caution=caution))
     return episode_digest(episode) | {"replay": f"{folder.name}/{name}"}
-
-
-def _write(path: Path, text: str) -> None:
-    try:
-        path.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise LogError(f"cannot write {path}: {exc.strerror or exc}") from None
