@@ -10,11 +10,11 @@ for byte with the server's own log file and with the page's download. With
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 from referee import replay
+from screenshots import save_screenshot
 from serving import serve
 
 from arena_plugins.dice import DICE
@@ -76,7 +76,7 @@ def test_a_whole_episode_by_clicking_matches_the_rules_and_the_servers_log(serve
     tab.click("#start")
     tab.wait_for_url("**/table/**")
     turns = checked = last = 0
-    screenshot = os.environ.get("ARENA_SCREENSHOTS")
+    pictured = False
     while True:
         tab.wait_for_function(
             "last => !$('turn').hidden && +$('turn').dataset.turn > last || !$('end').hidden",
@@ -88,11 +88,10 @@ def test_a_whole_episode_by_clicking_matches_the_rules_and_the_servers_log(serve
         screen = shown(tab)
         checked += check_numbers(screen)
         turns += 1
-        if screenshot and screen["standing"] and len(screen["options"]) > 6:
-            Path(screenshot).mkdir(parents=True, exist_ok=True)
-            tab.mouse.move(0, 0)
-            tab.screenshot(path=str(Path(screenshot) / "serve-table.png"), full_page=True)
-            screenshot = None
+        if not pictured and screen["standing"] and len(screen["options"]) > 6:
+            tab.mouse.move(0, 0)  # no hover highlight in the picture
+            save_screenshot(tab, "serve-table", full_page=True)
+            pictured = True
         if screen["bayesChallenges"]:
             tab.click("#challenge")
         elif turns % 3 == 0:  # now and then through the free-form bid instead of a row
