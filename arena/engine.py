@@ -109,6 +109,34 @@ class _Deal:
         self.standing = StandingBid(bid.slot, bid.quantity, bid.face)
 
 
+def episode_header(
+    config: EpisodeConfig,
+    policies: Sequence[str],
+    order: tuple[int, ...],
+    provenance: dict | None,
+) -> EpisodeStarted:
+    """The log's first line, the same whichever engine plays the episode."""
+    mode = config.rules.mode
+    return EpisodeStarted(
+        seed=config.seed,
+        mode=mode.name,
+        symbols=mode.symbols,
+        hand_size=mode.hand_size,
+        seats=[SeatEntry(slot, policy) for slot, policy in enumerate(policies)],
+        table_order=order,
+        deals=config.deals,
+        max_bids_per_deal=config.rules.max_bids,
+        talk=config.talk,
+        provenance=provenance,
+        **mode.header_fields(),
+    )
+
+
+def settle(status: str, played: int, points: Sequence[int]) -> EpisodeSettled:
+    """The log's ``result`` line: points and each seat's score (rules.md's formula)."""
+    return EpisodeSettled(status, played, tuple(points), tuple(score(p, played) for p in points))
+
+
 class Engine:
     """One episode's referee. Build it, then call :meth:`play` once."""
 
@@ -160,25 +188,12 @@ class Engine:
                 status = "quit"
                 break
             played += 1
-        scores = tuple(score(p, played) for p in self.points)
-        self.emit(EpisodeSettled(status, played, tuple(self.points), scores))
-        return Outcome(status, played, tuple(self.points), scores, tuple(self.tallies))
+        result = settle(status, played, self.points)
+        self.emit(result)
+        return Outcome(status, played, result.points, result.score, tuple(self.tallies))
 
     def _header(self) -> EpisodeStarted:
-        mode = self.rules.mode
-        return EpisodeStarted(
-            seed=self.config.seed,
-            mode=mode.name,
-            symbols=mode.symbols,
-            hand_size=mode.hand_size,
-            seats=[SeatEntry(slot, policy) for slot, policy in enumerate(self.policies)],
-            table_order=self.order,
-            deals=self.config.deals,
-            max_bids_per_deal=self.rules.max_bids,
-            talk=self.config.talk,
-            provenance=self.provenance,
-            **mode.header_fields(),
-        )
+        return episode_header(self.config, self.policies, self.order, self.provenance)
 
     def _clock_ran_out(self, started: float) -> bool:
         clock = self.config.clock

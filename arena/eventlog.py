@@ -111,6 +111,19 @@ class EventLog:
             if isinstance(event, _FLUSH_AFTER):
                 self._flush()
 
+    def emit_deals(self, text: str) -> None:
+        """Whole deals' lines, already encoded (by the compiled engine), each ending in a
+        newline: kept and written as :meth:`emit` keeps and writes an event's line.
+
+        They are per-decision lines (:data:`BOUNDED_INTS`), so none needs the long-int check.
+        """
+        if self._failure is not None:
+            raise self._failure
+        self.lines += text.splitlines()
+        if self._fd is not None:
+            self._pending.append(text)
+            self._flush()
+
     def records(self) -> list[dict[str, Any]]:
         # Chunks of lines parsed as JSON arrays: the same records, at half the cost of a
         # json.loads per line, without ever joining a long log into one string.

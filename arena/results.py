@@ -74,6 +74,9 @@ class Results:
     provenance: dict[str, Any] | None = None
     """``filters`` and ``reporters`` by name, each ``{distribution, version, isolation}``
     (each seat's is in its own line)."""
+    engine: str | None = None
+    """Which engine played the episode: ``python`` or ``compiled`` (:mod:`arena.fast`);
+    both write the same log, byte for byte."""
     exploitability: dict[str, Any] | None = None
     """On a solvable rung: ``exploitability`` by slot, ``exploitabilityFill`` and
     ``exploitabilityCoverage`` by slot (:func:`arena.exploitability.episode_report`);
@@ -114,6 +117,8 @@ class Results:
             data["logSha256"] = self.log_sha256
         if self.provenance is not None:
             data["provenance"] = self.provenance
+        if self.engine is not None:
+            data["engine"] = self.engine
         data |= self.exploitability or dict.fromkeys(EXPLOITABILITY_KEYS)
         return data
 

@@ -20,6 +20,7 @@ from arena.engine import Engine, EpisodeConfig
 from arena.eventlog import EventLog, LogExists
 from arena.events import Event, from_line
 from arena.exploitability import episode_report
+from arena.fast import EngineUnavailable, choose
 from arena.plugins import (
     FIRST_PARTY_DISTRIBUTION,
     PluginHost,
@@ -71,6 +72,8 @@ class EpisodeRequest:
     max_bids: int = DEFAULT_MAX_BIDS
     talk: bool = False
     clock: float | None = None
+    engine: str = "auto"
+    """``auto``, ``python`` or ``compiled`` (:mod:`arena.fast`)."""
 
 
 def scripted_default(
@@ -143,12 +146,21 @@ def run_episode(
     seats = []
     try:
         seats = _table_seats(host, config, typed, policies, local_seats or {})
+        try:
+            engine_name = choose(request.engine, config, seats, watched=on_record is not None)
+        except EngineUnavailable as exc:
+            raise SetupError(str(exc)) from None
         event_log = _open_log(log_path, force)
         try:
-            emit = event_log.emit if on_record is None else _tee(event_log, on_record)
-            engine = Engine(
-                config, seats, policies, fallbacks, emit, [f.apply for f in filters], provenance
-            )
+            if engine_name == "compiled":
+                from arena.fast.engine import CompiledEngine  # exists only where it was built
+
+                engine = CompiledEngine(config, seats, policies, event_log, provenance)
+            else:
+                emit = event_log.emit if on_record is None else _tee(event_log, on_record)
+                engine = Engine(
+                    config, seats, policies, fallbacks, emit, [f.apply for f in filters], provenance
+                )
             outcome = engine.play()
             records = event_log.records()
             audit = run_audit(registry.reporters.values(), records)
@@ -191,6 +203,7 @@ def run_episode(
         exploitability=episode_report(config.rules, records),
         provenance=plugins,
         log_sha256=event_log.sha256(),
+        engine=engine_name,
     )
     return results, records
 

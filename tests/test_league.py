@@ -160,6 +160,7 @@ def test_a_league_file_names_entrants_and_their_claude_settings():
         ({"entrants": {"a": "bayes"}, "league": {"seed": -1}}, "seed must be a whole number >= 0"),
         ({"entrants": {"a": "bayes"}, "table": {"deals": "many"}}, "deals must be a whole number"),
         ({"entrants": {"a": "bayes"}, "league": {"budget_usd": "5"}}, "budget_usd must be"),
+        ({"entrants": {"a": "bayes"}, "table": {"engine": "fast"}}, "engine must be one of auto"),
     ],
 )
 def test_league_file_mistakes_are_named(data, message):

@@ -18,6 +18,7 @@ from rich.console import Console
 
 from arena.check import distinct_episodes, load_checked
 from arena.eventlog import LogError
+from arena.fast import ENGINES
 from arena.plugins import PluginHost, Registry
 from arena.rules import DEFAULT_MAX_BIDS, MAX_SEATS, MIN_SEATS
 from arena.runner import DEFAULT_SEATS, EpisodeRequest
@@ -89,6 +90,14 @@ def add_table_options(parser: argparse.ArgumentParser) -> None:
         default=False,
         help="table talk (default off)",
     )
+    parser.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default="auto",
+        help="auto (default): the compiled engine for tables of scripted seats only "
+        "(bayes, pressure, random, colluder) with talk off and no clock, else Python; "
+        "python; compiled (refused in one line for any other table). Same log either way",
+    )
 
 
 def add_seating_options(parser: argparse.ArgumentParser, seat_help: str) -> None:
@@ -118,6 +127,7 @@ def table_request(args: argparse.Namespace, **episode) -> EpisodeRequest:
         seats=args.seats,
         max_bids=args.max_bids,
         talk=args.talk,
+        engine=args.engine,
         **episode,
     )
 

@@ -17,6 +17,7 @@ from urllib.parse import urlencode
 
 import attrs
 
+from arena.fast import ENGINES
 from arena.league.cost import DEFAULT_PRICES, Price
 from arena.runner import EpisodeRequest
 from arena.seats import SeatSpec
@@ -144,7 +145,7 @@ def league_from_mapping(data: Mapping[str, Any]) -> LeagueSpec:
         "[league]",
         ("seed", "tables", "schedule", "duplicate", "allow_repeat", "budget_usd", "budget_tokens"),
     )
-    _known(table, "[table]", ("mode", "deals", "seats", "max_bids", "talk", "clock"))
+    _known(table, "[table]", ("mode", "deals", "seats", "max_bids", "talk", "clock", "engine"))
     _known(
         limits,
         "[limits]",
@@ -162,6 +163,8 @@ def league_from_mapping(data: Mapping[str, Any]) -> LeagueSpec:
             _whole(table[key], key)
     if not isinstance(table.get("mode", ""), str) or not isinstance(table.get("talk", False), bool):
         raise LeagueError("[table]: mode must be a string and talk true or false")
+    if table.get("engine", "auto") not in ENGINES:
+        raise LeagueError(f"[table]: engine must be one of {', '.join(ENGINES)}")
     for key in ("budget_usd", "budget_tokens"):
         if not isinstance(league.get(key, 0), (int, float)) or league.get(key, 0) < 0:
             raise LeagueError(f"{key} must be a number >= 0, got {league[key]!r}")

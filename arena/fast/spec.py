@@ -1,0 +1,160 @@
+"""A scripted table as plain numbers: what the compiled engine needs, read off the Python objects.
+
+Every figure the C table uses comes from the same Python it replaces: the ladder and
+ranks from :class:`~arena.rules.TableRules`, the likelihoods and opening shares from a
+built :class:`~arena_plugins.scripted.ScriptedSeat`, each seat's stream state from
+its own seeded generator and the deal stream from :class:`~arena.seeding.DealStreams`.
+The C side only replays the decisions, so a change to a baseline's numbers reaches
+both engines at once.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from arena import seeding
+from arena.modes import WILD_ONES, _uniform_hand
+from arena.rules import TableRules
+from arena_plugins.colluder import CALL_BELOW, Colluder
+from arena_plugins.random_seat import RandomSeat
+from arena_plugins.scripted import ScriptedSeat
+
+SCRIPTED, RANDOM, COLLUDER = 0, 1, 2
+MAX_SEATS, MAX_SYMBOLS, MAX_HAND = 8, 16, 16
+"""What the C table's fixed arrays hold (table.h)."""
+
+_MASK128 = (1 << 128) - 1
+PCG64_MULT = 0x2360ED051FC65DA44385DF649FCCF645
+
+
+@attrs.frozen
+class SeatSpec:
+    kind: int
+    rng_state: int
+    rng_inc: int
+    rng_has_uint32: int
+    rng_uinteger: int
+    chal: float = 0.0
+    safe: float = 0.0
+    pad: bool = False
+    partners: int = 0
+    """Colluder: bit s set when slot s is a partner."""
+    call_below: float = 0.0
+
+
+@attrs.frozen
+class TableSpec:
+    seats: int
+    hand_size: int
+    symbols: tuple[int, ...]
+    max_bids: int
+    max_quantity: int
+    wild_index: int
+    wild_ones: bool
+    order: tuple[int, ...]
+    ladder: tuple[int, ...]
+    """Quantity, face index, for each bid lowest first."""
+    rank: tuple[int, ...]
+    """A bid's ladder place at ``quantity * len(symbols) + face index``."""
+    chance: tuple[float, ...]
+    """P(true) at ``face index * (hand_size + max_quantity) + need + hand_size - 1``."""
+    expected: tuple[int, ...]
+    deal_state: int
+    deal_inc: int
+    jump_mult: int
+    jump_add: int
+    seat_specs: tuple[SeatSpec, ...]
+
+
+def unsupported(rules: TableRules, seats) -> str | None:
+    """Why these seats at this table cannot run compiled, or ``None`` when they can."""
+    mode = rules.mode
+    if mode.draw is not _uniform_hand:
+        return f"mode {mode.name!r} deals with its own code"
+    if rules.seats > MAX_SEATS or len(mode.symbols) > MAX_SYMBOLS or mode.hand_size > MAX_HAND:
+        return "the table is larger than the compiled engine holds"
+    for slot, seat in enumerate(seats):
+        if type(seat) not in (ScriptedSeat, RandomSeat, Colluder):
+            return f"seat {slot} is not a first-party scripted seat"
+    return None
+
+
+def table_spec(rules: TableRules, seed: int, order: tuple[int, ...], seats) -> TableSpec:
+    """The numbers of one episode's table; ``seats`` are the built seat objects by slot."""
+    mode = rules.mode
+    symbols = mode.symbols
+    faces = {face: i for i, face in enumerate(symbols)}
+    ladder = rules.ladder
+    rank = [0] * ((rules.max_quantity + 1) * len(symbols))
+    for place, (quantity, face) in enumerate(ladder):
+        rank[quantity * len(symbols) + faces[face]] = place
+    reference = next((_scripted(seat) for seat in seats if not isinstance(seat, RandomSeat)), None)
+    chance, expected = _likelihoods(rules, reference)
+    deal_bits = seeding.DealStreams(seed).for_deal(0).bit_generator.state["state"]
+    jump_mult, jump_add = lcg_jump(seeding.DealStreams.STRIDE, deal_bits["inc"])
+    return TableSpec(
+        seats=rules.seats,
+        hand_size=mode.hand_size,
+        symbols=symbols,
+        max_bids=rules.max_bids,
+        max_quantity=rules.max_quantity,
+        wild_index=-1 if mode.wild is None else faces[mode.wild],
+        wild_ones=mode.raise_rule == WILD_ONES,
+        order=tuple(order),
+        ladder=tuple(n for quantity, face in ladder for n in (quantity, faces[face])),
+        rank=tuple(rank),
+        chance=chance,
+        expected=expected,
+        deal_state=deal_bits["state"],
+        deal_inc=deal_bits["inc"],
+        jump_mult=jump_mult,
+        jump_add=jump_add,
+        seat_specs=tuple(_seat_spec(seat) for seat in seats),
+    )
+
+
+def lcg_jump(steps: int, inc: int) -> tuple[int, int]:
+    """PCG64's state after ``steps`` draws as ``mult * state + add`` (mod 2**128): the
+    jump-ahead numpy's ``advance`` makes, as one affine step the C table applies per deal."""
+    mult, add, cur_mult, cur_add = 1, 0, PCG64_MULT, inc
+    while steps:
+        if steps & 1:
+            mult = mult * cur_mult & _MASK128
+            add = (add * cur_mult + cur_add) & _MASK128
+        cur_add = (cur_mult + 1) * cur_add & _MASK128
+        cur_mult = cur_mult * cur_mult & _MASK128
+        steps >>= 1
+    return mult, add
+
+
+def _scripted(seat) -> ScriptedSeat:
+    return seat.bayes if isinstance(seat, Colluder) else seat
+
+
+def _likelihoods(rules: TableRules, seat: ScriptedSeat | None):
+    """The scripted seats' own tables, flattened (zeros for a table of random seats only)."""
+    mode = rules.mode
+    needs = range(1 - mode.hand_size, rules.max_quantity + 1)
+    if seat is None:
+        return (0.0,) * (len(mode.symbols) * len(needs)), (0,) * len(mode.symbols)
+    chance = tuple(seat.chance[face][need] for face in mode.symbols for need in needs)
+    return chance, tuple(seat.expected[face] for face in mode.symbols)
+
+
+def _seat_spec(seat) -> SeatSpec:
+    state = (seat.rng if isinstance(seat, RandomSeat) else _scripted(seat).rng).bit_generator.state
+    stream = {
+        "rng_state": state["state"]["state"],
+        "rng_inc": state["state"]["inc"],
+        "rng_has_uint32": state["has_uint32"],
+        "rng_uinteger": state["uinteger"],
+    }
+    if isinstance(seat, RandomSeat):
+        return SeatSpec(RANDOM, **stream)
+    scripted = _scripted(seat)
+    thresholds = scripted.thresholds
+    common = {"chal": thresholds.chal, "safe": thresholds.safe, "pad": thresholds.pad}
+    if isinstance(seat, Colluder):
+        partners = sum(1 << slot for slot in seat.partners)
+        return SeatSpec(COLLUDER, **stream, **common, partners=partners, call_below=CALL_BELOW)
+    return SeatSpec(SCRIPTED, **stream, **common)

@@ -1,0 +1,71 @@
+/* The compiled scripted table: rules, the first-party scripted seats, dealing and the
+ * per-decision log lines, in C. arena/fast/_compiled.pyx fills a `table` from the
+ * Python objects (rules, seats, seeded streams) and asks it to play deals; everything
+ * here mirrors arena/engine.py, arena/rules.py, plugins/scripted.py, random_seat.py and
+ * colluder.py line for line, and the golden logs hold the two to the same bytes.
+ */
+#ifndef ARENA_FAST_TABLE_H
+#define ARENA_FAST_TABLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define FT_MAX_SEATS 8
+#define FT_MAX_SYMBOLS 16
+#define FT_MAX_HAND 16
+
+typedef unsigned __int128 ft_u128;
+
+/* numpy's PCG64 (XSL-RR 128/64) with its 32-bit buffer, as numpy's Generator uses it. */
+typedef struct {
+    ft_u128 state;
+    ft_u128 inc;
+    int has_uint32;
+    uint32_t uinteger;
+} ft_pcg64;
+
+enum ft_kind { FT_SCRIPTED = 0, FT_RANDOM = 1, FT_COLLUDER = 2 };
+
+typedef struct {
+    int kind;
+    double chal, safe;
+    int pad;
+    unsigned partners;  /* colluder: bit s set when slot s is a partner */
+    double call_below;  /* colluder: challenge a partner's bid only under this */
+    ft_pcg64 rng;       /* the seat's own stream (SeatContext.rng) */
+} ft_seat;
+
+typedef struct {
+    int seats, hand_size, nsym, max_bids, max_q;
+    int symbols[FT_MAX_SYMBOLS];
+    int wild;         /* index of the wild symbol, or -1 */
+    int wild_ones;    /* the wild-ones raise rule */
+    int order[FT_MAX_SEATS];
+    int ladder_len;
+    int *ladder;      /* 2 * ladder_len: quantity, face index, lowest first */
+    int *rank;        /* (max_q + 1) * nsym: a bid's place on the ladder */
+    double *chance;   /* nsym * (hand_size + max_q): P(true) by face index, need + hand_size - 1 */
+    int *expected;    /* nsym: floor(unseen * p(face)) */
+    ft_pcg64 deal;       /* the deal stream, reset to `deal_start` for each deal */
+    ft_u128 deal_start;  /* where the next deal's stretch of the stream starts */
+    ft_u128 jump_mult, jump_add;  /* one stretch (2**64 draws) as an affine step */
+    ft_seat seat[FT_MAX_SEATS];
+    int64_t points[FT_MAX_SEATS];
+    int64_t decisions[FT_MAX_SEATS];
+    int64_t next_deal;
+} ft_table;
+
+typedef struct {
+    char *data;
+    size_t len, cap;
+} ft_buffer;
+
+uint64_t ft_next64(ft_pcg64 *r);
+uint32_t ft_next32(ft_pcg64 *r);
+uint64_t ft_integers(ft_pcg64 *r, uint64_t n);
+
+/* Play deals next_deal .. next_deal + count - 1, appending their log lines to `out`.
+ * Returns 0, or -1 when the buffer cannot grow (out of memory). */
+int ft_play(ft_table *t, int64_t count, ft_buffer *out);
+
+#endif

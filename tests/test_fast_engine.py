@@ -1,0 +1,240 @@
+"""The compiled engine (arena/fast): the Python engine's bytes, and the choice between them.
+
+The compiled engine replays the Python seats' decisions in C, so the one thing that
+matters is that nothing differs: every log byte and every results field but
+``engine``, over random seeds, modes, table sizes, caps and seat mixes, and the
+independent referee (``tests/referee.py``) accepts what it writes. Its random
+streams are numpy's own, re-implemented: they are checked draw for draw against
+numpy here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import attrs
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from referee import replay
+
+from arena import fast, seeding
+from arena.cli import main
+from arena.fast.spec import lcg_jump
+from arena.league.config import league_from_mapping
+from arena.runner import EpisodeRequest, SetupError, run_episode
+from arena.seats import SeatSpec
+
+COMPILED_SEATS = ["bayes", "pressure", "random", "colluder", "colluder:bayes"]
+MODES = ["dice", "poker", "wild", "rung1", "rung1w"]
+
+
+def play_both(host, request, tmp_path):
+    """The episode under each engine: (log bytes, results JSON without ``engine``) by engine."""
+    played = {}
+    for engine in ("python", "compiled"):
+        path = tmp_path / f"{engine}.jsonl"
+        results, records = run_episode(
+            host, attrs.evolve(request, engine=engine), path, environ={}, force=True
+        )
+        document = results.to_json()
+        assert document.pop("engine") == engine
+        played[engine] = (path.read_bytes(), json.dumps(document), records, results)
+    return played
+
+
+@st.composite
+def scripted_requests(draw):
+    seats = draw(st.integers(2, 8))
+    names = draw(st.lists(st.sampled_from(COMPILED_SEATS), min_size=seats, max_size=seats))
+    return EpisodeRequest(
+        mode=draw(st.sampled_from(MODES)),
+        seed=draw(st.integers(0, 2**63 - 1)),
+        deals=draw(st.integers(1, 12)),
+        seats=seats,
+        seat_specs=tuple(SeatSpec.parse(name) for name in names),
+        max_bids=draw(st.integers(1, 14)),
+    )
+
+
+@settings(max_examples=150)
+@given(request=scripted_requests())
+def test_compiled_logs_and_results_are_the_python_engines_bytes(host, tmp_path_factory, request):
+    played = play_both(host, request, tmp_path_factory.mktemp("engines"))
+    python_log, python_results, _, _ = played["python"]
+    compiled_log, compiled_results, records, results = played["compiled"]
+    assert compiled_log == python_log
+    assert compiled_results == python_results
+    replay(records, results.to_json())  # raises on any rule the referee sees broken
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_long_episodes_match_too(host, tmp_path, mode):
+    """300 deals of a 4-seat table with every compiled seat kind: the deal stream's jump
+    and the seats' streams stay in step far past the first deals."""
+    specs = tuple(SeatSpec.parse(s) for s in ("colluder", "random", "pressure", "colluder"))
+    request = EpisodeRequest(mode=mode, seed=2**62 + 7, deals=300, seats=4, seat_specs=specs)
+    played = play_both(host, request, tmp_path)
+    assert played["compiled"][:2] == played["python"][:2]
+
+
+def test_the_compiled_engine_is_built_in_this_install():
+    """The tests install with a C compiler (.ci/run): a build that failed quietly would
+    leave every table in Python and these comparisons comparing Python with itself."""
+    assert fast.NOT_BUILT is None
+
+
+@settings(max_examples=60)
+@given(
+    seed=st.integers(0, 2**64 - 1),
+    buffered=st.booleans(),
+    bounds=st.lists(st.integers(1, 2**32 - 1) | st.integers(1, 700), min_size=1, max_size=40),
+)
+def test_bounded_draws_are_numpys(seed, buffered, bounds):
+    """``rng.integers(n)`` as the seats call it, by the C code, equals numpy's, draw for draw,
+    including a generator holding half a 64-bit word from an earlier 32-bit draw."""
+    from arena.fast._compiled import next_integers
+
+    rng = np.random.Generator(np.random.PCG64(seed))
+    if buffered:
+        rng.integers(7)  # a 32-bit draw leaves the word's other half buffered
+    state = rng.bit_generator.state
+    ours = next_integers(
+        state["state"]["state"], state["state"]["inc"], state["has_uint32"], state["uinteger"],
+        bounds,
+    )  # fmt: skip
+    assert ours == [int(rng.integers(n)) for n in bounds]
+
+
+@pytest.mark.parametrize("deal", [1, 2, 5, 1000, 2**40])
+def test_one_jump_per_deal_is_numpys_advance(deal):
+    """Deal d's stream is the episode's advanced by d * 2**64 draws (seeding.DealStreams):
+    the C table's affine jump, applied d times, lands where numpy's advance does."""
+    streams = seeding.DealStreams(12345)
+    start = streams.for_deal(0).bit_generator.state["state"]
+    expected = streams.for_deal(deal).bit_generator.state["state"]["state"]
+    mult, add = lcg_jump(deal * seeding.DealStreams.STRIDE, start["inc"])
+    assert (mult * start["state"] + add) % 2**128 == expected
+    step_mult, step_add = lcg_jump(seeding.DealStreams.STRIDE, start["inc"])
+    state = start["state"]
+    for _ in range(min(deal, 1000)):
+        state = (step_mult * state + step_add) % 2**128
+    if deal <= 1000:
+        assert state == expected
+
+
+def test_auto_plays_scripted_tables_compiled_and_records_it(host):
+    request = EpisodeRequest(seed=3, deals=4, seat_specs=(SeatSpec("random"),))
+    results, _ = run_episode(host, request, environ={})
+    assert results.engine == "compiled" and results.to_json()["engine"] == "compiled"
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        ({"talk": True}, "talk is on"),
+        ({"clock": 60.0}, "a clock is set"),
+        ({"seat_specs": (SeatSpec("claude", "honest"),)}, "seat 0 is not a first-party scripted"),
+        ({"seat_specs": (SeatSpec("nash"),), "mode": "rung1", "seats": 2}, "seat 0 is not"),
+    ],
+)
+def test_tables_the_compiled_engine_cannot_play(host, change, reason):
+    """auto falls back to Python for them; compiled refuses them in one line that says why."""
+    request = EpisodeRequest(**{"deals": 2, **change})
+    results, _ = run_episode(host, request, environ={})
+    assert results.engine == "python"
+    compiled = EpisodeRequest(**{"deals": 2, **change, "engine": "compiled"})
+    with pytest.raises(SetupError, match=f"--engine compiled: {reason}"):
+        run_episode(host, compiled, environ={})
+
+
+def test_a_watched_episode_plays_in_python(host):
+    seen = []
+    results, records = run_episode(host, EpisodeRequest(deals=2), environ={}, on_record=seen.append)
+    assert results.engine == "python" and seen == records[: len(seen)] and len(seen) > 3
+
+
+def test_unknown_engine_is_one_line(host):
+    with pytest.raises(SetupError, match=r"unknown engine 'fast' \(choose from auto, python"):
+        run_episode(host, EpisodeRequest(engine="fast"), environ={})
+
+
+def test_pressure_pads_up_to_the_top_quantity(host, tmp_path):
+    """Rung 1w has 2 dice on the table and a wild 6, so a bid of one is a third likely and
+    pressure raises it rather than challenge: its raise to one pads to two, the very top,
+    which only a table this small reaches often. The Python log must hold such a bid for
+    the comparison to mean anything."""
+    specs = (SeatSpec("pressure"), SeatSpec("pressure"))
+    request = EpisodeRequest(mode="rung1w", seed=11, deals=200, seats=2, seat_specs=specs)
+    played = play_both(host, request, tmp_path)
+    records = played["python"][2]
+    assert any(r["type"] == "bid" and r["quantity"] == 2 for r in records[2:])
+    assert played["compiled"][:2] == played["python"][:2]
+
+
+def test_the_cli_names_the_engine_and_refuses_in_one_line(capsys):
+    """``arena play --engine``: results say which ran; an impossible ask is one error line."""
+    assert main(["play", "--deals", "2", "--seat", "random", "--engine", "compiled", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["engine"] == "compiled"
+    assert main(["play", "--deals", "2", "--engine", "python", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["engine"] == "python"
+    assert main(["play", "--deals", "2", "--talk", "--engine", "compiled"]) == 2
+    assert capsys.readouterr().err.strip() == "arena: error: --engine compiled: talk is on"
+
+
+def test_a_league_file_may_choose_the_engine():
+    """``engine`` in [table] is accepted (a bad one is refused in test_league)."""
+    entrants = {"b": "bayes", "p": "pressure", "r": "random", "c": "colluder"}
+    league = league_from_mapping({"entrants": entrants, "table": {"engine": "python"}})
+    assert league.table.engine == "python"
+
+
+def test_without_a_compiler_the_build_goes_on_with_a_notice(tmp_path):
+    """``setup.py`` on a machine with no working C compiler (CC=false): the build succeeds,
+    says in one line that the compiled engine was not built, and leaves no extension."""
+    source = Path(__file__).resolve().parents[1]
+    copy = tmp_path / "src"
+    shutil.copytree(
+        source, copy, ignore=shutil.ignore_patterns(".*", "*.so", "_compiled.c", "build")
+    )
+    env = {**os.environ, "CC": "false", "LDSHARED": "false"}
+    built = subprocess.run(
+        [sys.executable, "setup.py", "-q", "build_ext", "--inplace"],
+        cwd=copy, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert built.returncode == 0, built.stderr
+    notices = [
+        line for line in built.stdout.splitlines() if "compiled engine was not built" in line
+    ]
+    assert len(notices) == 1 and "the Python engine plays every table" in notices[0]
+    assert "false' failed" in notices[0]  # the compiler was tried, not a missing Cython
+    assert not list((copy / "arena" / "fast").glob("_compiled*.so"))
+
+
+def test_an_install_without_the_compiled_engine_plays_in_python_and_says_so_once(tmp_path):
+    """The same CLI with the extension missing (as a compiler-less install leaves it):
+    auto plays in Python with one notice line; compiled is refused in one line."""
+    block = "import sys; sys.modules['arena.fast._compiled'] = None; from arena.cli import main; "
+    auto = subprocess.run(
+        [sys.executable, "-c", block + "sys.exit(main(sys.argv[1:]))", "play", "--deals", "3",
+         "--json", "--log", str(tmp_path / "a.jsonl")],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert auto.returncode == 0, auto.stderr
+    assert json.loads(auto.stdout)["engine"] == "python"
+    notice = [line for line in auto.stderr.splitlines() if "compiled engine is not built" in line]
+    assert len(notice) == 1, auto.stderr
+    compiled = subprocess.run(
+        [sys.executable, "-c", block + "sys.exit(main(sys.argv[1:]))", "play", "--engine",
+         "compiled"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert compiled.returncode == 2
+    assert compiled.stderr.startswith("arena: error: --engine compiled: the compiled engine is not")
+    assert len(compiled.stderr.strip().splitlines()) == 1
