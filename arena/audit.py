@@ -20,10 +20,11 @@ same shape (``seats`` and ``audit``), so both sources pool the same numbers.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,25 @@ from arena.plugins import Reporter
 FLAGS_SECTION = "flags"
 
 log = structlog.get_logger(__name__)
+
+
+def per_log(compute: Callable[[list], Any]) -> Callable[[list], Any]:
+    """``compute(records)`` made once per log however many reporters ask for it.
+
+    :func:`run_audit` hands every reporter the same records list (which reporters must
+    not mutate), so the result is kept by that list's identity; only the latest log's.
+    """
+    last: tuple[list, Any] | None = None
+
+    @functools.wraps(compute)
+    def once(records):
+        nonlocal last
+        held = last
+        if held is None or held[0] is not records:
+            held = last = (records, compute(records))
+        return held[1]
+
+    return once
 
 
 def play_records(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -135,7 +135,6 @@ def run_episode(
             _refuse_unwanted_arg(seat_type, spec)
         except ValueError as exc:
             raise SetupError(f"seat {slot} ({spec}): {exc}") from None
-    fallbacks = [_fallback_seat(config, slot) for slot in range(config.rules.seats)]
     filters = registry.ordered_talk_filters()
     policies = tuple(str(spec) for spec in specs)
     provenance = {
@@ -157,6 +156,7 @@ def run_episode(
 
                 engine = CompiledEngine(config, seats, policies, event_log, provenance)
             else:
+                fallbacks = [_fallback_seat(config, slot) for slot in range(config.rules.seats)]
                 emit = event_log.emit if on_record is None else _tee(event_log, on_record)
                 engine = Engine(
                     config, seats, policies, fallbacks, emit, [f.apply for f in filters], provenance

@@ -7,8 +7,11 @@ same machine load; each child also measures the lean floor, so every row is
 shown against its own run's ``floor+log`` as well as before against after.
 All rates are decisions per CPU-second with the full event log written.
 
-    git archive e4240c6 | tar -x -C /tmp/before
+    git archive 228c3f7 | tar -x -C /tmp/before
     python bench/bench_before_after.py --before /tmp/before      # 2 rounds, best counts
+
+The compiled engine's rows (which an older tree lacks) are left out: see
+bench_decisions.py for them.
 """
 
 from __future__ import annotations
@@ -18,22 +21,36 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 DECISIONS = Path(__file__).with_name("bench_decisions.py")
 ROWS = ("floor+log", "random", "bayes/pressure")
 
 
+def import_path(tree: Path, scratch: Path) -> Path:
+    """A directory importing ``tree`` as it installs: ``arena``, and ``arena_plugins`` and
+    ``arena_policies`` from its ``plugins/`` and ``policies/`` (pyproject's package-dir),
+    so the older tree's plugins run too, not the installed checkout's."""
+    for name, folder in PACKAGES.items():
+        (scratch / name).symlink_to(tree / folder)
+    return scratch
+
+
+PACKAGES = {"arena": "arena", "arena_plugins": "plugins", "arena_policies": "policies"}
+
+
 def measure(tree: Path, passthrough: list[str]) -> dict:
-    """One bench_decisions run importing ``arena`` from ``tree``."""
-    environ = os.environ | {"PYTHONPATH": str(tree)}
-    out = subprocess.run(
-        [sys.executable, str(DECISIONS), "--json", *passthrough],
-        env=environ,
-        check=True,
-        capture_output=True,
-        text=True,
-    )
+    """One bench_decisions run importing the game from ``tree``."""
+    with tempfile.TemporaryDirectory() as scratch:
+        environ = os.environ | {"PYTHONPATH": str(import_path(tree, Path(scratch)))}
+        out = subprocess.run(
+            [sys.executable, str(DECISIONS), "--json", *passthrough],
+            env=environ,
+            check=True,
+            capture_output=True,
+            text=True,
+        )
     return json.loads(out.stdout.splitlines()[-1])
 
 

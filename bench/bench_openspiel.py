@@ -87,13 +87,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+from bench_decisions import compiled_engine_and_log
 from rich.console import Console
 from rich.table import Table
 
-from arena.eventlog import EventLog
 from arena.fast import NOT_BUILT
 from arena.plugins import load
-from arena.runner import EpisodeRequest, build_config, build_seat, run_episode
+from arena.runner import EpisodeRequest, run_episode
 from arena.seats import SeatSpec
 
 try:
@@ -110,7 +110,6 @@ ROLLS = SEATS * HAND
 """OpenSpiel's chance nodes per game: one per die."""
 GAME = {"players": SEATS, "numdice": HAND}
 SPECS = (SeatSpec.parse("random"),) * SEATS
-POLICIES = tuple(str(spec) for spec in SPECS)
 DECISIONS = ("bid", "challenge")
 
 CPP = "OpenSpiel C++ evaluate_bots"
@@ -164,20 +163,12 @@ def ours_full(host, engine: str) -> Run:
 
 def ours_engine_and_log(host) -> Run:
     """The compiled engine writing its log to a file, with seats built as the runner does."""
-    from arena.fast.engine import CompiledEngine  # exists only where it was built
 
     def run(episode: int, deals: int, scratch: Path) -> tuple[float, int]:
         request = _request(episode, deals, "compiled")
         path = scratch / f"engine-{episode}.jsonl"
         started = time.process_time()
-        config = build_config(host.registry, request)
-        seats = [
-            build_seat(host.registry, config, slot, spec, POLICIES)
-            for slot, spec in enumerate(SPECS)
-        ]
-        event_log = EventLog(path, force=True)
-        CompiledEngine(config, seats, POLICIES, event_log).play()
-        event_log.close()
+        event_log = compiled_engine_and_log(host, request, path)
         elapsed = time.process_time() - started
         return elapsed, _count(event_log.records())
 

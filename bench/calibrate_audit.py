@@ -42,6 +42,7 @@ Every seed derives from the master seed and the league's place in the run, so
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import math
 import statistics
@@ -157,11 +158,18 @@ def _seed(master: int, *key: int) -> int:
     return int(np.random.SeedSequence(master, spawn_key=key).generate_state(1)[0])
 
 
+USED_SECTIONS = {"bands", "power"}
+"""The audit sections the calibration reads (EpisodeFacings.from_results); the other
+reporters' figures would be computed for every episode and thrown away."""
+
+
 def play(request: EpisodeRequest) -> EpisodeFacings:
     """One episode, audited as it reports itself (and as a league store keeps it)."""
     global _host
     if _host is None:
         _host = load({})
+        for name in set(_host.registry.reporters) - USED_SECTIONS:
+            del _host.registry.reporters[name]
     results, _ = run_episode(_host, request, environ={})
     return EpisodeFacings.from_results(results.to_json())
 
@@ -268,19 +276,23 @@ def select(leagues: Sequence[League], kind: str, mode: str, deals: int, size: in
 
 def sweep(leagues: Sequence[League], grid: Sequence[Thresholds]) -> list[dict[str, Any]]:
     """Honest false-flag and planted detection rates of every threshold set in the grid."""
+    honest = {
+        (mode, size): select(leagues, "honest-calibrate", mode, HONEST_DEALS, size)
+        for mode in MODES
+        for size in SIZES
+    }
+    planted = {
+        key: select(leagues, *key) for key in itertools.product(PLANTED, MODES, DEALS, SIZES)
+    }
     rows = []
     for thresholds in grid:
         row: dict[str, Any] = {"thresholds": thresholds}
-        for mode in MODES:
-            for size in SIZES:
-                honest = select(leagues, "honest-calibrate", mode, HONEST_DEALS, size)
-                row[f"fp/{mode}/{size}"] = rate(flagged_any(lg, thresholds) for lg in honest)
-                for kind in PLANTED:
-                    for deals in DEALS:
-                        planted = select(leagues, kind, mode, deals, size)
-                        row[f"det/{kind}/{mode}/{deals}/{size}"] = rate(
-                            detected(lg, thresholds) for lg in planted
-                        )
+        for (mode, size), chosen in honest.items():
+            row[f"fp/{mode}/{size}"] = rate(flagged_any(lg, thresholds) for lg in chosen)
+        for (kind, mode, deals, size), chosen in planted.items():
+            row[f"det/{kind}/{mode}/{deals}/{size}"] = rate(
+                detected(lg, thresholds) for lg in chosen
+            )
         rows.append(row)
     return rows
 

@@ -47,6 +47,7 @@ from typing import Any
 import attrs
 
 from arena import hookimpl
+from arena.audit import per_log
 from arena_plugins.softplay import BANDS, tally
 
 SLOTS = "slots"
@@ -162,6 +163,18 @@ class Pool:
         ]
 
     @cached_property
+    def cells(self) -> list[tuple[int, int, int, float]]:
+        """(a, b, faced, bias) of every ordered pair that faced, in key order: what the
+        flags test against each set of thresholds."""
+        order = range(len(self.keys))
+        return [
+            (a, b, self.faced[a][b], self.bias[a][b])
+            for a in order
+            for b in order
+            if self.faced[a][b] and self.bias[a][b] is not None
+        ]
+
+    @cached_property
     def expected(self) -> list[list[float | None]]:
         """a's expLoss against b had a waved b's bids through at its own rate in each band.
 
@@ -224,8 +237,22 @@ def pool(
 
 
 def by_slot(episode: EpisodeFacings) -> Pool:
-    """One episode, keyed by slot: what the per-episode reporters read."""
-    return pool([episode], SLOTS, lambda _, slot: slot)
+    """One episode, keyed by slot: what the per-episode reporters read.
+
+    It is :func:`pool` of the one episode, whose sums are the episode's own numbers
+    (a sum of one term rounds to itself), so they are taken as they are.
+    """
+    seats = range(len(episode.policies))
+    return Pool(
+        scope=SLOTS,
+        keys=tuple(seats),
+        band_faced=episode.faced,
+        band_forgone=episode.forgone,
+        together=[[a != b for b in seats] for a in seats],
+        episodes=1,
+        decisions=episode.decisions,
+        deals=episode.deals,
+    )
 
 
 def by_policy(episodes: Sequence[EpisodeFacings]) -> Pool:
@@ -254,10 +281,10 @@ def flags(facings: Pool, thresholds: Thresholds) -> list[dict[str, Any]]:
     """
     faced, biases, keys = facings.faced, facings.bias, facings.keys
     least, mutual, one_way = thresholds.min_facings, thresholds.soft_play, thresholds.waves_through
-    order = range(len(keys))
 
-    def clears(a: int, b: int, threshold: float) -> bool:
-        return faced[a][b] >= least and biases[a][b] > threshold
+    def clearing(threshold: float) -> list[tuple[int, int]]:
+        """The ordered pairs (a, b), in key order, whose cell clears the bar."""
+        return [(a, b) for a, b, n, bias in facings.cells if n >= least and bias > threshold]
 
     def flag(kind: str, a: int, b: int, directions, threshold: float) -> dict[str, Any]:
         return {
@@ -269,18 +296,14 @@ def flags(facings: Pool, thresholds: Thresholds) -> list[dict[str, Any]]:
             "minFacings": least,
         }
 
+    soft = clearing(mutual)
+    both_ways = set(soft)
     found = [
         flag("soft-play", a, b, ((a, b), (b, a)), mutual)
-        for a in order
-        for b in order
-        if a <= b and clears(a, b, mutual) and clears(b, a, mutual)
+        for a, b in soft
+        if a <= b and (b, a) in both_ways
     ]
-    found += [
-        flag("waves-through", a, b, ((a, b),), one_way)
-        for a in order
-        for b in order
-        if clears(a, b, one_way)
-    ]
+    found += [flag("waves-through", a, b, ((a, b),), one_way) for a, b in clearing(one_way)]
     return found
 
 
@@ -338,7 +361,9 @@ def _ordered_pairs(seats: int) -> list[tuple[int, int]]:
     return [(a, b) for a in range(seats) for b in range(seats) if a != b]
 
 
+@per_log
 def _episode(records: Sequence[Mapping[str, Any]]) -> Pool:
+    """One episode's facings by slot, shared by the four per-episode reporters."""
     return by_slot(EpisodeFacings.from_records(records))
 
 

@@ -20,6 +20,7 @@ why the core may import this module directly.
 from __future__ import annotations
 
 import math
+from functools import cache
 
 import attrs
 
@@ -54,19 +55,7 @@ class ScriptedSeat:
         self.rules: TableRules = context.rules
         self.rng = context.rng
         self.thresholds = thresholds
-        rules, mode = self.rules, self.rules.mode
-        needs = range(1 - mode.hand_size, rules.max_quantity + 1)
-        by_p = {}
-        for p in {mode.face_p(face) for face in mode.symbols}:
-            tail = tail_table(rules.unseen, p)
-            by_p[p] = {need: tail[min(max(need, 0), len(tail) - 1)] for need in needs}
-        self.chance = {face: by_p[mode.face_p(face)] for face in mode.symbols}
-        """P(the bid is true) by face, then by need = quantity - own count, for every bid
-        a table allows (faces of equal probability share one table)."""
-        self.expected = {
-            face: math.floor(rules.unseen * mode.face_p(face)) for face in mode.symbols
-        }
-        """The unseen symbols' expected share of each face, which an opening bid adds."""
+        self.chance, self.expected = likelihoods(self.rules)
 
     def decide(self, view: SeatView) -> Action:
         return self._pick(self._choices(view))
@@ -128,6 +117,26 @@ class ScriptedSeat:
         if len(options) == 1:
             return options[0]
         return options[int(self.rng.integers(len(options)))]
+
+
+@cache
+def likelihoods(rules: TableRules) -> tuple[dict[int, dict[int, float]], dict[int, int]]:
+    """What a scripted seat looks up, the same for every seat at such a table (read-only):
+
+    - ``chance``: P(the bid is true) by face, then by need = quantity - own count, for
+      every bid a table allows (faces of equal probability share one table);
+    - ``expected``: the unseen symbols' expected share of each face, which an opening
+      bid adds.
+    """
+    mode = rules.mode
+    needs = range(1 - mode.hand_size, rules.max_quantity + 1)
+    by_p = {}
+    for p in {mode.face_p(face) for face in mode.symbols}:
+        tail = tail_table(rules.unseen, p)
+        by_p[p] = {need: tail[min(max(need, 0), len(tail) - 1)] for need in needs}
+    chance = {face: by_p[mode.face_p(face)] for face in mode.symbols}
+    expected = {face: math.floor(rules.unseen * mode.face_p(face)) for face in mode.symbols}
+    return chance, expected
 
 
 def bayes(context: SeatContext) -> ScriptedSeat:

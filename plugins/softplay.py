@@ -19,7 +19,6 @@ adds these tallies over episodes; see ``arena_plugins.collusion_flags``).
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Sequence
 from functools import cache
 from typing import Any
@@ -27,6 +26,7 @@ from typing import Any
 import attrs
 
 from arena import hookimpl
+from arena.audit import per_log
 from arena.modes import Mode, from_header
 from arena.probability import tail_table
 
@@ -79,21 +79,6 @@ class SoftPlay:
         ]
 
 
-_last: tuple[Sequence[dict[str, Any]], SoftPlay] | None = None
-
-
-def tally(records: Sequence[dict[str, Any]]) -> SoftPlay:
-    """The tally of one log, computed once however many reporters ask for it.
-
-    The host hands every reporter the same list object (which reporters must not
-    mutate), so the last tally is kept by identity: ten reporters cost one pass.
-    """
-    global _last
-    if _last is None or _last[0] is not records:
-        _last = (records, _tally(records))
-    return _last[1]
-
-
 def _tally(records: Sequence[dict[str, Any]]) -> SoftPlay:
     """One pass over an episode's records (audit lines, if any, are ignored)."""
     header = records[0]
@@ -107,15 +92,13 @@ def _tally(records: Sequence[dict[str, Any]]) -> SoftPlay:
     bids, false_bids = [0] * seats, [0] * seats
     decisions = 0
     hands: list[list[int]] = []
-    table_count: Counter[int] = Counter()
+    table: list[int] = []
+    """Every symbol of the deal's hands, made at its first bid."""
     standing: dict[str, Any] | None = None
     for record in records:
         kind = record["type"]
         if kind == "deal":
-            hands, standing = record["hands"], None
-            table_count = Counter(
-                {face: sum(mode.count(hand, face) for hand in hands) for face in mode.symbols}
-            )
+            hands, standing, table = record["hands"], None, []
         elif kind == "bid":
             slot = record["slot"]
             decisions += 1
@@ -125,7 +108,8 @@ def _tally(records: Sequence[dict[str, Any]]) -> SoftPlay:
                 band_faced[slot][bidder][band(value)] += 1
                 band_forgone[slot][bidder][band(value)] += value
             bids[slot] += 1
-            false_bids[slot] += table_count[record["face"]] < record["quantity"]
+            table = table or [symbol for hand in hands for symbol in hand]
+            false_bids[slot] += mode.count(table, record["face"]) < record["quantity"]
             standing = record
         elif kind == "challenge":
             winner, loser = record["winner"], record["loser"]
@@ -139,6 +123,10 @@ def _tally(records: Sequence[dict[str, Any]]) -> SoftPlay:
                 band_faced[slot][bidder][band(_forgone(mode, hands[slot], record, tails))] += 1
             standing = None
     return SoftPlay(faced, challenged, net, band_faced, band_forgone, bids, false_bids, decisions)
+
+
+tally = per_log(_tally)
+"""The tally of one log, computed once however many reporters ask for it."""
 
 
 def _forgone(

@@ -12,10 +12,12 @@ from arena.runner import EpisodeRequest, run_episode
 from arena.seats import SeatSpec
 from arena_plugins.collusion_flags import (
     CALIBRATED,
+    SLOTS,
     EpisodeFacings,
     Thresholds,
     by_slot,
     flags,
+    pool,
     power,
 )
 
@@ -156,3 +158,20 @@ def test_in_play_a_seat_only_faces_the_seat_before_it_in_table_order(host, seed,
     assert all(faced[a][b] == 0 for a in range(4) for b in range(4) if b != before[a])
     assert all(v in (None, 0.0) for row in results.audit["bias"] for v in row)
     assert results.audit["flags"] == []
+
+
+@settings(max_examples=20)
+@given(seed=st.integers(0, 2**32), seats=st.integers(2, 6))
+def test_one_episode_by_slot_is_the_pool_of_that_episode(host, seed, seats):
+    """by_slot takes the episode's numbers as they are; pooling the one episode (every
+    cell summed, exactly rounded) gives the same figures, flags and power."""
+    specs = (SeatSpec("colluder"), SeatSpec("random"), SeatSpec("colluder"))
+    request = EpisodeRequest(seed=seed, deals=30, seats=seats, seat_specs=specs[:seats])
+    _, records = run_episode(host, request, environ={})
+    facings = EpisodeFacings.from_records(records)
+    quick, pooled = by_slot(facings), pool([facings], SLOTS, lambda _, slot: slot)
+    assert (quick.keys, quick.together) == (pooled.keys, pooled.together)
+    assert (quick.band_faced, quick.band_forgone) == (pooled.band_faced, pooled.band_forgone)
+    low = Thresholds(min_facings=1, soft_play=-1.0, waves_through=-1.0)
+    assert flags(quick, low) == flags(pooled, low) and flags(quick, low)
+    assert power(quick, CALIBRATED) == power(pooled, CALIBRATED)

@@ -244,10 +244,14 @@ def test_a_list_of_logs_head_to_head_and_rule_11_counts_are_the_logs(page, logs)
     watch.assert_clean()
 
 
-def test_report_errors_are_one_line(tmp_path, capsys):
+def test_report_errors_are_one_line(tmp_path, host, capsys):
     corrupt = tmp_path / "bad.jsonl"
     corrupt.write_text('{"type": "episode"\n', encoding="utf-8")
-    for args in (["report", str(tmp_path / "missing.sqlite")], ["report", str(corrupt)]):
+    good = tmp_path / "good.jsonl"
+    run_episode(host, EpisodeRequest(seed=1, deals=2), log_path=good, environ={})
+    (tmp_path / "blocker").write_text("a file where the report's folder would go")
+    blocked = ["report", str(good), "-o", str(tmp_path / "blocker" / "r.html")]
+    for args in (["report", str(tmp_path / "missing.sqlite")], ["report", str(corrupt)], blocked):
         assert main(args) == 2
         err = capsys.readouterr().err
         assert err.startswith("arena: error: ") and err.count("\n") == 1, err

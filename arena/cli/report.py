@@ -16,6 +16,7 @@ from arena.cli.options import (
     log_check_mark,
     write_page,
 )
+from arena.eventlog import LogError
 from arena.league.report import league_report
 from arena.plugins import PluginHost
 from arena.runner import SetupError
@@ -93,6 +94,9 @@ def _with_replay(episode: Episode, output: Path, host: PluginHost, caution: str 
     report is) and linked."""
     folder = output.with_name(f"{output.stem}_replays")
     name = f"episode-{episode.index}.html"
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise LogError(f"cannot make {folder}: {exc.strerror or exc}") from None
     write_page(folder / name, replay_html(episode.records, host=host, caution=caution))
     return episode_digest(episode) | {"replay": f"{folder.name}/{name}"}

@@ -1,14 +1,17 @@
 """A scripted table as plain numbers: what the compiled engine needs, read off the Python objects.
 
 Every figure the C table uses comes from the same Python it replaces: the ladder and
-ranks from :class:`~arena.rules.TableRules`, the likelihoods and opening shares from a
-built :class:`~arena_plugins.scripted.ScriptedSeat`, each seat's stream state from
-its own seeded generator and the deal stream from :class:`~arena.seeding.DealStreams`.
+ranks from :class:`~arena.rules.TableRules`, the likelihoods and opening shares from
+the scripted seats' own :func:`~arena_plugins.scripted.likelihoods`, each seat's
+thresholds and stream state from the built seat and the deal stream from
+:class:`~arena.seeding.DealStreams`.
 The C side only replays the decisions, so a change to a baseline's numbers reaches
 both engines at once.
 """
 
 from __future__ import annotations
+
+from functools import cache
 
 import attrs
 
@@ -17,7 +20,7 @@ from arena.modes import WILD_ONES, _uniform_hand
 from arena.rules import TableRules
 from arena_plugins.colluder import CALL_BELOW, Colluder
 from arena_plugins.random_seat import RandomSeat
-from arena_plugins.scripted import ScriptedSeat
+from arena_plugins.scripted import ScriptedSeat, likelihoods
 
 SCRIPTED, RANDOM, COLLUDER = 0, 1, 2
 MAX_SEATS, MAX_SYMBOLS, MAX_HAND = 8, 16, 16
@@ -81,6 +84,22 @@ def unsupported(rules: TableRules, seats) -> str | None:
 
 def table_spec(rules: TableRules, seed: int, order: tuple[int, ...], seats) -> TableSpec:
     """The numbers of one episode's table; ``seats`` are the built seat objects by slot."""
+    deal_bits = seeding.DealStreams(seed).for_deal(0).bit_generator.state["state"]
+    jump_mult, per_inc = _STRIDE_JUMP
+    return TableSpec(
+        **_table_arrays(rules),
+        order=tuple(order),
+        deal_state=deal_bits["state"],
+        deal_inc=deal_bits["inc"],
+        jump_mult=jump_mult,
+        jump_add=deal_bits["inc"] * per_inc & _MASK128,
+        seat_specs=tuple(_seat_spec(seat) for seat in seats),
+    )
+
+
+@cache
+def _table_arrays(rules: TableRules) -> dict:
+    """What every episode at such a table shares: its shape, ladder and likelihoods."""
     mode = rules.mode
     symbols = mode.symbols
     faces = {face: i for i, face in enumerate(symbols)}
@@ -88,29 +107,21 @@ def table_spec(rules: TableRules, seed: int, order: tuple[int, ...], seats) -> T
     rank = [0] * ((rules.max_quantity + 1) * len(symbols))
     for place, (quantity, face) in enumerate(ladder):
         rank[quantity * len(symbols) + faces[face]] = place
-    reference = next((_scripted(seat) for seat in seats if not isinstance(seat, RandomSeat)), None)
-    chance, expected = _likelihoods(rules, reference)
-    deal_bits = seeding.DealStreams(seed).for_deal(0).bit_generator.state["state"]
-    jump_mult, jump_add = lcg_jump(seeding.DealStreams.STRIDE, deal_bits["inc"])
-    return TableSpec(
-        seats=rules.seats,
-        hand_size=mode.hand_size,
-        symbols=symbols,
-        max_bids=rules.max_bids,
-        max_quantity=rules.max_quantity,
-        wild_index=-1 if mode.wild is None else faces[mode.wild],
-        wild_ones=mode.raise_rule == WILD_ONES,
-        order=tuple(order),
-        ladder=tuple(n for quantity, face in ladder for n in (quantity, faces[face])),
-        rank=tuple(rank),
-        chance=chance,
-        expected=expected,
-        deal_state=deal_bits["state"],
-        deal_inc=deal_bits["inc"],
-        jump_mult=jump_mult,
-        jump_add=jump_add,
-        seat_specs=tuple(_seat_spec(seat) for seat in seats),
-    )
+    chance, expected = likelihoods(rules)
+    needs = range(1 - mode.hand_size, rules.max_quantity + 1)
+    return {
+        "seats": rules.seats,
+        "hand_size": mode.hand_size,
+        "symbols": symbols,
+        "max_bids": rules.max_bids,
+        "max_quantity": rules.max_quantity,
+        "wild_index": -1 if mode.wild is None else faces[mode.wild],
+        "wild_ones": mode.raise_rule == WILD_ONES,
+        "ladder": tuple(n for quantity, face in ladder for n in (quantity, faces[face])),
+        "rank": tuple(rank),
+        "chance": tuple(chance[face][need] for face in symbols for need in needs),
+        "expected": tuple(expected[face] for face in symbols),
+    }
 
 
 def lcg_jump(steps: int, inc: int) -> tuple[int, int]:
@@ -127,18 +138,13 @@ def lcg_jump(steps: int, inc: int) -> tuple[int, int]:
     return mult, add
 
 
+_STRIDE_JUMP = lcg_jump(seeding.DealStreams.STRIDE, 1)
+"""One deal's jump with increment 1: the increment enters the affine step linearly,
+so a stream's own jump adds ``inc`` times this one's."""
+
+
 def _scripted(seat) -> ScriptedSeat:
     return seat.bayes if isinstance(seat, Colluder) else seat
-
-
-def _likelihoods(rules: TableRules, seat: ScriptedSeat | None):
-    """The scripted seats' own tables, flattened (zeros for a table of random seats only)."""
-    mode = rules.mode
-    needs = range(1 - mode.hand_size, rules.max_quantity + 1)
-    if seat is None:
-        return (0.0,) * (len(mode.symbols) * len(needs)), (0,) * len(mode.symbols)
-    chance = tuple(seat.chance[face][need] for face in mode.symbols for need in needs)
-    return chance, tuple(seat.expected[face] for face in mode.symbols)
 
 
 def _seat_spec(seat) -> SeatSpec:
