@@ -45,6 +45,7 @@ import argparse
 import itertools
 import json
 import math
+import multiprocessing
 import statistics
 import sys
 import time
@@ -60,7 +61,14 @@ from arena.league.schedule import schedule
 from arena.plugins import load
 from arena.runner import EpisodeRequest, run_episode
 from arena.seats import SeatSpec
-from arena_plugins.collusion_flags import EpisodeFacings, Pool, Thresholds, by_policy, flags
+from arena_plugins.collusion_flags import (
+    EpisodeFacings,
+    Pool,
+    Thresholds,
+    by_policy,
+    flagged,
+    flags,
+)
 
 MODES = ("dice", "poker")
 SIZES = (5, 10, 20, 40)
@@ -200,14 +208,29 @@ class League:
         return PLANTED.get(self.set)
 
 
-def leagues_of(run: Sequence[LongLeague], played: Sequence[Sequence[EpisodeFacings]]):
+def leagues_of(
+    run: Sequence[LongLeague], played: Sequence[Sequence[EpisodeFacings]], workers: int = 1
+) -> list[League]:
     """Every league of every length K: the consecutive blocks of K tables of each long league."""
+    jobs = list(zip(run, played, strict=True))
+    return [league for leagues in _fan_out(_blocks, jobs, workers) for league in leagues]
+
+
+def _blocks(job: tuple[LongLeague, Sequence[EpisodeFacings]]) -> list[League]:
+    long, episodes = job
     return [
         League(long.set, long.mode, long.deals, size, by_policy(episodes[start : start + size]))
-        for long, episodes in zip(run, played, strict=True)
         for size in SIZES
         for start in range(0, len(episodes), size)
     ]
+
+
+def _fan_out(work, jobs: Sequence, workers: int) -> list:
+    """``[work(job) for job in jobs]``, shared out over ``workers`` forked processes."""
+    if workers == 1:
+        return [work(job) for job in jobs]
+    with multiprocessing.get_context("fork").Pool(workers) as pool:
+        return pool.map(work, jobs, chunksize=max(1, len(jobs) // (8 * workers)))
 
 
 def one_band(league: League) -> League:
@@ -229,13 +252,13 @@ def names(flag: dict[str, Any]) -> set[str]:
 
 
 def flagged_any(league: League, thresholds: Thresholds) -> bool:
-    return bool(flags(league.pool, thresholds))
+    return bool(flagged(league.pool, thresholds))
 
 
 def detected(league: League, thresholds: Thresholds) -> bool:
     """A flag names exactly the planted pair."""
-    pair = set(league.planted)
-    return any(names(flag) == pair for flag in flags(league.pool, thresholds))
+    pair, keys = set(league.planted), league.pool.keys
+    return any({keys[a], keys[b]} == pair for _, a, b in flagged(league.pool, thresholds))
 
 
 def flagged_other(league: League, thresholds: Thresholds) -> bool:
@@ -274,27 +297,51 @@ def select(leagues: Sequence[League], kind: str, mode: str, deals: int, size: in
     ]
 
 
-def sweep(leagues: Sequence[League], grid: Sequence[Thresholds]) -> list[dict[str, Any]]:
-    """Honest false-flag and planted detection rates of every threshold set in the grid."""
+def sweep(
+    leagues: Sequence[League],
+    grid: Sequence[Thresholds],
+    workers: int = 1,
+    one_bands: bool = False,
+) -> list[dict[str, Any]]:
+    """Honest false-flag and planted detection rates of every threshold set in the grid
+    (with ``one_bands``, of each league with its bands merged, :func:`one_band`).
+
+    Each league is tried against every set where it is (a worker, for a share of the
+    leagues): flagged at all for an honest league, the planted pair flagged for a
+    planted one. The rates are then gathered per set.
+    """
     honest = {
-        (mode, size): select(leagues, "honest-calibrate", mode, HONEST_DEALS, size)
+        f"fp/{mode}/{size}": select(leagues, "honest-calibrate", mode, HONEST_DEALS, size)
         for mode in MODES
         for size in SIZES
     }
     planted = {
-        key: select(leagues, *key) for key in itertools.product(PLANTED, MODES, DEALS, SIZES)
+        f"det/{kind}/{mode}/{deals}/{size}": select(leagues, kind, mode, deals, size)
+        for kind, mode, deals, size in itertools.product(PLANTED, MODES, DEALS, SIZES)
     }
-    rows = []
-    for thresholds in grid:
-        row: dict[str, Any] = {"thresholds": thresholds}
-        for (mode, size), chosen in honest.items():
-            row[f"fp/{mode}/{size}"] = rate(flagged_any(lg, thresholds) for lg in chosen)
-        for (kind, mode, deals, size), chosen in planted.items():
-            row[f"det/{kind}/{mode}/{deals}/{size}"] = rate(
-                detected(lg, thresholds) for lg in chosen
-            )
-        rows.append(row)
-    return rows
+    groups = honest | planted
+    global _sweeping
+    _sweeping = ([league for chosen in groups.values() for league in chosen], grid, one_bands)
+    hits = _fan_out(league_hits, range(len(_sweeping[0])), workers)  # forked: sees _sweeping
+    by_league = {id(league): hit for league, hit in zip(_sweeping[0], hits, strict=True)}
+    return [
+        {"thresholds": thresholds}
+        | {key: rate(by_league[id(lg)][t] for lg in chosen) for key, chosen in groups.items()}
+        for t, thresholds in enumerate(grid)
+    ]
+
+
+_sweeping: tuple[Sequence[League], Sequence[Thresholds], bool] = ((), (), False)
+"""The leagues, the grid and whether to merge the bands, as :func:`league_hits` reads
+them (set by :func:`sweep`)."""
+
+
+def league_hits(index: int) -> list[bool]:
+    """League ``index`` against every set of the grid: flagged (honest) or detected (planted)."""
+    leagues, grid, merge = _sweeping
+    league = one_band(leagues[index]) if merge else leagues[index]
+    hit = flagged_any if league.planted is None else detected
+    return [hit(league, thresholds) for thresholds in grid]
 
 
 def passes(row: dict[str, Any]) -> bool:
@@ -464,11 +511,10 @@ def calibrate(master: int, leagues: int, workers: int) -> dict[str, Any]:
     played = play_all(run, workers)
     episodes = sum(len(episodes) for episodes in played)
     print(f"played {episodes} episodes in {time.perf_counter() - started:.0f} s", file=sys.stderr)
-    pooled = leagues_of(run, played)
-    rows = sweep(pooled, GRID)
+    pooled = leagues_of(run, played, workers)
+    rows = sweep(pooled, GRID, workers)
     chosen = choose(rows)
-    merged = [one_band(lg) for lg in pooled if lg.set != "honest-validate"]
-    merged_rows = sweep(merged, GRID)
+    merged_rows = sweep(pooled, GRID, workers, one_bands=True)
     merged_best = choose(merged_rows)
     report: dict[str, Any] = {
         "seed": master,

@@ -280,31 +280,37 @@ def flags(facings: Pool, thresholds: Thresholds) -> list[dict[str, Any]]:
     it is soft-play when that cell clears the lower bar.
     """
     faced, biases, keys = facings.faced, facings.bias, facings.keys
-    least, mutual, one_way = thresholds.min_facings, thresholds.soft_play, thresholds.waves_through
 
-    def clearing(threshold: float) -> list[tuple[int, int]]:
-        """The ordered pairs (a, b), in key order, whose cell clears the bar."""
-        return [(a, b) for a, b, n, bias in facings.cells if n >= least and bias > threshold]
-
-    def flag(kind: str, a: int, b: int, directions, threshold: float) -> dict[str, Any]:
+    def flag(kind: str, a: int, b: int) -> dict[str, Any]:
+        directions = ((a, b), (b, a)) if kind == SOFT_PLAY else ((a, b),)
         return {
             "flag": kind,
             facings.scope: [keys[a], keys[b]],
             "faced": [faced[x][y] for x, y in directions],
             "bias": [biases[x][y] for x, y in directions],
-            "threshold": threshold,
-            "minFacings": least,
+            "threshold": thresholds.soft_play if kind == SOFT_PLAY else thresholds.waves_through,
+            "minFacings": thresholds.min_facings,
         }
 
-    soft = clearing(mutual)
+    return [flag(kind, a, b) for kind, a, b in flagged(facings, thresholds)]
+
+
+SOFT_PLAY, WAVES_THROUGH = "soft-play", "waves-through"
+
+
+def flagged(facings: Pool, thresholds: Thresholds) -> list[tuple[str, int, int]]:
+    """:func:`flags` as bare (kind, a, b) by key index, in the same order: for a caller
+    that tries many thresholds and needs only who was flagged."""
+    least = thresholds.min_facings
+
+    def clearing(threshold: float) -> list[tuple[int, int]]:
+        """The ordered pairs (a, b), in key order, whose cell clears the bar."""
+        return [(a, b) for a, b, n, bias in facings.cells if n >= least and bias > threshold]
+
+    soft = clearing(thresholds.soft_play)
     both_ways = set(soft)
-    found = [
-        flag("soft-play", a, b, ((a, b), (b, a)), mutual)
-        for a, b in soft
-        if a <= b and (b, a) in both_ways
-    ]
-    found += [flag("waves-through", a, b, ((a, b),), one_way) for a, b in clearing(one_way)]
-    return found
+    found = [(SOFT_PLAY, a, b) for a, b in soft if a <= b and (b, a) in both_ways]
+    return found + [(WAVES_THROUGH, a, b) for a, b in clearing(thresholds.waves_through)]
 
 
 def power(facings: Pool, thresholds: Thresholds) -> dict[str, Any]:

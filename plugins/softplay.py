@@ -32,7 +32,12 @@ from arena.probability import tail_table
 
 Matrix = list[list[Any]]
 
-_tail = cache(tail_table)
+
+@cache
+def _tails(mode: Mode, unseen: int) -> dict[int, tuple[float, ...]]:
+    """Each face's exact tail over ``unseen`` symbols, by the mode's counting (shared)."""
+    return {face: tail_table(unseen, mode.face_p(face)) for face in mode.symbols}
+
 
 BANDS = 10
 """Band 0 holds the facings with nothing to forgo (pTrue >= 1/2); band k = 1..10 those
@@ -85,7 +90,7 @@ def _tally(records: Sequence[dict[str, Any]]) -> SoftPlay:
     seats = len(header["seats"])
     mode = from_header(header)
     unseen = (seats - 1) * mode.hand_size
-    tails = {face: _tail(unseen, mode.face_p(face)) for face in mode.symbols}
+    tails = _tails(mode, unseen)
     faced, challenged, net = _zeros(seats), _zeros(seats), _zeros(seats)
     band_faced = [[[0] * (BANDS + 1) for _ in range(seats)] for _ in range(seats)]
     band_forgone = [[[0.0] * (BANDS + 1) for _ in range(seats)] for _ in range(seats)]
@@ -104,9 +109,10 @@ def _tally(records: Sequence[dict[str, Any]]) -> SoftPlay:
             decisions += 1
             if standing is not None:
                 bidder, value = standing["slot"], _forgone(mode, hands[slot], standing, tails)
+                worth = band(value)
                 faced[slot][bidder] += 1
-                band_faced[slot][bidder][band(value)] += 1
-                band_forgone[slot][bidder][band(value)] += value
+                band_faced[slot][bidder][worth] += 1
+                band_forgone[slot][bidder][worth] += value
             bids[slot] += 1
             table = table or [symbol for hand in hands for symbol in hand]
             false_bids[slot] += mode.count(table, record["face"]) < record["quantity"]

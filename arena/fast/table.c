@@ -89,7 +89,48 @@ static char *put_int(char *p, int64_t v)
     return p;
 }
 
-static char *put_bool(char *p, int v) { return put_str(p, v ? "true" : "false"); }
+/* `key` (the text before the value, e.g. ",\"slot\":") then the number */
+static char *put_field(char *p, const char *key, int64_t v) { return put_int(put_str(p, key), v); }
+
+/* The per-decision lines, byte for byte as arena.events.to_line writes them. */
+static char *put_bid_line(char *p, int64_t deal, int slot, int quantity, int face)
+{
+    p = put_field(p, "{\"type\":\"bid\",\"deal\":", deal);
+    p = put_field(p, ",\"slot\":", slot);
+    p = put_field(p, ",\"quantity\":", quantity);
+    p = put_field(p, ",\"face\":", face);
+    return put_str(p, ",\"say\":null,\"published\":null,\"notes\":null,\"fallback\":false}\n");
+}
+
+static char *put_challenge_line(char *p, int64_t deal, int slot, int bidder, int quantity,
+                                int face, int actual, int forced, int winner, int loser)
+{
+    p = put_field(p, "{\"type\":\"challenge\",\"deal\":", deal);
+    p = put_field(p, ",\"slot\":", slot);
+    p = put_field(p, ",\"bidder\":", bidder);
+    p = put_field(p, ",\"quantity\":", quantity);
+    p = put_field(p, ",\"face\":", face);
+    p = put_field(p, ",\"actual\":", actual);
+    p = put_str(p, forced ? ",\"forced\":true" : ",\"forced\":false");
+    p = put_field(p, ",\"fallback\":false,\"winner\":", winner);
+    p = put_field(p, ",\"loser\":", loser);
+    return put_str(p, ",\"say\":null,\"published\":null,\"notes\":null}\n");
+}
+
+static char *put_deal_line(char *p, int64_t deal, int opener, int seats, int hand_size,
+                           int hands[][FT_MAX_HAND])
+{
+    p = put_field(p, "{\"type\":\"deal\",\"deal\":", deal);
+    p = put_field(p, ",\"opener\":", opener);
+    p = put_str(p, ",\"hands\":[");
+    for (int slot = 0; slot < seats; slot++) {
+        p = put_str(p, slot ? ",[" : "[");
+        for (int i = 0; i < hand_size; i++)
+            p = put_field(p, i ? "," : "", hands[slot][i]);
+        *p++ = ']';
+    }
+    return put_str(p, "]}\n");
+}
 
 /* --- rules.py --------------------------------------------------------------------- */
 
@@ -291,24 +332,7 @@ static int play_deal(ft_table *t, int64_t number, ft_buffer *out)
     /* one line per decision, the deal line, and slack: all of a deal's lines fit */
     if (reserve(out, (size_t)(t->max_bids + 2) * 200 + (size_t)seats * t->hand_size * 24 + 64))
         return -1;
-    char *p = out->data + out->len;
-    p = put_str(p, "{\"type\":\"deal\",\"deal\":");
-    p = put_int(p, number);
-    p = put_str(p, ",\"opener\":");
-    p = put_int(p, opener);
-    p = put_str(p, ",\"hands\":[");
-    for (int slot = 0; slot < seats; slot++) {
-        *p++ = slot ? ',' : '[';
-        if (slot)
-            *p++ = '[';
-        for (int i = 0; i < t->hand_size; i++) {
-            if (i)
-                *p++ = ',';
-            p = put_int(p, hands[slot][i]);
-        }
-        *p++ = ']';
-    }
-    p = put_str(p, "]}\n");
+    char *p = put_deal_line(out->data + out->len, number, opener, seats, t->hand_size, hands);
 
     for (;;) {
         int slot = t->order[position];
@@ -329,40 +353,15 @@ static int play_deal(ft_table *t, int64_t number, ft_buffer *out)
             int loser = actual >= standing.quantity ? slot : standing.slot;
             t->points[winner] += 1;
             t->points[loser] -= 1;
-            p = put_str(p, "{\"type\":\"challenge\",\"deal\":");
-            p = put_int(p, number);
-            p = put_str(p, ",\"slot\":");
-            p = put_int(p, slot);
-            p = put_str(p, ",\"bidder\":");
-            p = put_int(p, standing.slot);
-            p = put_str(p, ",\"quantity\":");
-            p = put_int(p, standing.quantity);
-            p = put_str(p, ",\"face\":");
-            p = put_int(p, face);
-            p = put_str(p, ",\"actual\":");
-            p = put_int(p, actual);
-            p = put_str(p, ",\"forced\":");
-            p = put_bool(p, forced);
-            p = put_str(p, ",\"fallback\":false,\"winner\":");
-            p = put_int(p, winner);
-            p = put_str(p, ",\"loser\":");
-            p = put_int(p, loser);
-            p = put_str(p, ",\"say\":null,\"published\":null,\"notes\":null}\n");
+            p = put_challenge_line(p, number, slot, standing.slot, standing.quantity, face, actual,
+                                   forced, winner, loser);
             break;
         }
         standing.slot = slot;
         standing.quantity = a.quantity;
         standing.face = a.face;
         bids++;
-        p = put_str(p, "{\"type\":\"bid\",\"deal\":");
-        p = put_int(p, number);
-        p = put_str(p, ",\"slot\":");
-        p = put_int(p, slot);
-        p = put_str(p, ",\"quantity\":");
-        p = put_int(p, a.quantity);
-        p = put_str(p, ",\"face\":");
-        p = put_int(p, t->symbols[a.face]);
-        p = put_str(p, ",\"say\":null,\"published\":null,\"notes\":null,\"fallback\":false}\n");
+        p = put_bid_line(p, number, slot, a.quantity, t->symbols[a.face]);
         position = (position + 1) % seats;
     }
     out->len = (size_t)(p - out->data);
