@@ -7,6 +7,7 @@ episode, one line per deal and the results table, stdout to /dev/null). The
 target is ``arena play`` within 1.15x of ``run_episode``, best of ``--repeat``.
 
     python bench/bench_cli.py                  # 4 seats, 5,000 deals, best of 7
+    python bench/bench_cli.py --engine python  # the same on the Python engine
     python bench/bench_cli.py --deals 500 --repeat 3
 """
 
@@ -39,6 +40,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--deals", type=int, default=5_000)
     parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--engine", choices=("auto", "python", "compiled"), default="auto")
     args = parser.parse_args(argv)
     host = load({})
     request = EpisodeRequest(
@@ -47,12 +49,13 @@ def main(argv=None) -> int:
         deals=args.deals,
         seats=len(SEATS),
         seat_specs=tuple(SeatSpec.parse(name) for name in SEATS),
+        engine=args.engine,
     )
     with tempfile.TemporaryDirectory() as scratch:
         log = Path(scratch) / "episode.jsonl"
         command = [
             "play", "--mode", "dice", "--seed", "11", "--deals", str(args.deals),
-            "--seat", ",".join(SEATS), "--log", str(log), "--force",
+            "--seat", ",".join(SEATS), "--log", str(log), "--force", "--engine", args.engine,
         ]  # fmt: skip
 
         def library():

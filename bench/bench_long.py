@@ -7,6 +7,7 @@ linear in its deals: the target is a per-deal time at the long size within 1.2x
 of the short size's, measured in the same run.
 
     python bench/bench_long.py                        # 1,000 vs 100,000 deals
+    python bench/bench_long.py --engine compiled      # the compiled engine (arena.fast)
     python bench/bench_long.py --short 500 --long 20000
     PYTHONPATH=/tmp/before python bench/bench_long.py --long 25000   # an older tree
 """
@@ -24,14 +25,16 @@ TARGET_RATIO = 1.2
 
 CHILD = """
 import json, resource, sys, time
+import attrs
 from arena.plugins import load
 from arena.runner import EpisodeRequest, run_episode
 from arena.seats import SeatSpec
 
-deals, log_path = int(sys.argv[1]), sys.argv[2]
+deals, log_path, engine = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 host = load({})
 specs = tuple(SeatSpec.parse(n) for n in ("bayes", "pressure", "bayes", "pressure"))
-request = EpisodeRequest(mode="dice", seed=7, deals=deals, seats=4, seat_specs=specs)
+chosen = {"engine": engine} if "engine" in attrs.fields_dict(EpisodeRequest) else {}
+request = EpisodeRequest(mode="dice", seed=7, deals=deals, seats=4, seat_specs=specs, **chosen)
 started = time.process_time()
 results, records = run_episode(host, request, log_path=log_path, environ={}, force=True)
 cpu = time.process_time() - started
@@ -41,10 +44,10 @@ print(json.dumps({"deals": results.deals_played, "cpu": cpu, "decisions": decisi
 """
 
 
-def measure(deals: int, directory: Path) -> dict:
+def measure(deals: int, directory: Path, engine: str) -> dict:
     log = directory / f"long-{deals}.jsonl"
     out = subprocess.run(
-        [sys.executable, "-c", CHILD, str(deals), str(log)],
+        [sys.executable, "-c", CHILD, str(deals), str(log), engine],
         cwd=directory,  # not the checkout: with -c, the working directory comes first on sys.path
         check=True,
         capture_output=True,
@@ -59,9 +62,15 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--short", type=int, default=1_000, help="deals of the short episode")
     parser.add_argument("--long", type=int, default=100_000, help="deals of the long episode")
+    parser.add_argument(
+        "--engine",
+        choices=("python", "compiled"),
+        default="python",
+        help="the engine (an older tree without the choice plays its only one)",
+    )
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as scratch:
-        rows = [measure(deals, Path(scratch)) for deals in (args.short, args.long)]
+        rows = [measure(deals, Path(scratch), args.engine) for deals in (args.short, args.long)]
     print("| deals | CPU s | us/deal | decisions/CPU-s | peak RSS MB |")
     print("|---:|---:|---:|---:|---:|")
     for row in rows:
