@@ -213,7 +213,7 @@ def test_without_a_compiler_the_build_goes_on_with_a_notice(tmp_path):
         line for line in built.stdout.splitlines() if "compiled engine was not built" in line
     ]
     assert len(notices) == 1 and "the Python engine plays every table" in notices[0]
-    assert "false' failed" in notices[0]  # the compiler was tried, not a missing Cython
+    assert "false'" in notices[0]  # the compiler (CC=false) was tried, not a missing Cython
     assert not list((copy / "arena" / "fast").glob("_compiled*.so"))
 
 

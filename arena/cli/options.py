@@ -63,8 +63,12 @@ def seat_specs(text: str) -> list[SeatSpec]:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def add_table_options(parser: argparse.ArgumentParser) -> None:
-    """Options that shape every table: the same for one episode and for a league."""
+def add_table_options(parser: argparse.ArgumentParser, *, engines: bool = True) -> None:
+    """Options that shape every table: the same for one episode and for a league.
+
+    ``engines``: offer ``--engine``; a command whose tables are always watched live
+    (``arena serve``) plays them on the Python engine and does not.
+    """
     parser.add_argument(
         "--mode", default="dice", help="game mode plugin: dice, poker, ... (default dice)"
     )
@@ -90,6 +94,9 @@ def add_table_options(parser: argparse.ArgumentParser) -> None:
         default=False,
         help="table talk (default off)",
     )
+    if not engines:
+        parser.set_defaults(engine="python")
+        return
     parser.add_argument(
         "--engine",
         choices=ENGINES,

@@ -16,7 +16,7 @@ LOOPBACK = "127.0.0.1"
 
 def register(commands: argparse._SubParsersAction) -> None:
     serve = commands.add_parser("serve", help="play in the browser (a local table server)")
-    add_table_options(serve)
+    add_table_options(serve, engines=False)
     add_seating_options(
         serve,
         "seat by slot, as in arena play (human = you); the page can change them "
