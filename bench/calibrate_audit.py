@@ -209,17 +209,16 @@ class League:
 
 
 def leagues_of(
-    run: Sequence[LongLeague], played: Sequence[Sequence[EpisodeFacings]], workers: int = 1
+    run: Sequence[LongLeague], played: Sequence[Sequence[EpisodeFacings]]
 ) -> list[League]:
-    """Every league of every length K: the consecutive blocks of K tables of each long league."""
-    jobs = list(zip(run, played, strict=True))
-    return [league for leagues in _fan_out(_blocks, jobs, workers) for league in leagues]
+    """Every league of every length K: the consecutive blocks of K tables of each long league.
 
-
-def _blocks(job: tuple[LongLeague, Sequence[EpisodeFacings]]) -> list[League]:
-    long, episodes = job
+    In this process: shipping the episodes to workers and the pools back cost more than
+    pooling them here.
+    """
     return [
         League(long.set, long.mode, long.deals, size, by_policy(episodes[start : start + size]))
+        for long, episodes in zip(run, played, strict=True)
         for size in SIZES
         for start in range(0, len(episodes), size)
     ]
@@ -511,7 +510,7 @@ def calibrate(master: int, leagues: int, workers: int) -> dict[str, Any]:
     played = play_all(run, workers)
     episodes = sum(len(episodes) for episodes in played)
     print(f"played {episodes} episodes in {time.perf_counter() - started:.0f} s", file=sys.stderr)
-    pooled = leagues_of(run, played, workers)
+    pooled = leagues_of(run, played)
     rows = sweep(pooled, GRID, workers)
     chosen = choose(rows)
     merged_rows = sweep(pooled, GRID, workers, one_bands=True)

@@ -212,23 +212,29 @@ def pool(
     """
     keys = tuple(sorted({key(e, slot) for e in episodes for slot in range(len(e.policies))}))
     at = {k: i for i, k in enumerate(keys)}
-    size, bands = range(len(keys)), range(BANDS + 1)
-    faced = [[[0 for _ in bands] for _ in size] for _ in size]
-    parts: list[list[list[list[float]]]] = [[[[] for _ in bands] for _ in size] for _ in size]
+    size, bands = range(len(keys)), BANDS + 1
+    faced = [[[0] * bands for _ in size] for _ in size]
+    parts: list[list[list[list[float]]]] = [[[] for _ in size] for _ in size]
+    """Per pair of keys, each episode's band row of forgone sums, summed band by band at the end."""
     together = [[False for _ in size] for _ in size]
     for episode in episodes:
         index = [at[key(episode, slot)] for slot in range(len(episode.policies))]
         for a, b in _ordered_pairs(len(index)):
             i, j = index[a], index[b]
             together[i][j] = True
-            for k in bands:
-                faced[i][j][k] += episode.faced[a][b][k]
-                parts[i][j][k].append(episode.forgone[a][b][k])
+            faced[i][j] = [n + m for n, m in zip(faced[i][j], episode.faced[a][b], strict=True)]
+            parts[i][j].append(episode.forgone[a][b])
     return Pool(
         scope=scope,
         keys=keys,
         band_faced=faced,
-        band_forgone=[[[math.fsum(cell) for cell in row] for row in rows] for rows in parts],
+        band_forgone=[
+            [
+                [math.fsum(band) for band in zip(*cell, strict=True)] if cell else [0.0] * bands
+                for cell in row
+            ]
+            for row in parts
+        ],
         together=together,
         episodes=len(episodes),
         decisions=sum(e.decisions for e in episodes),
