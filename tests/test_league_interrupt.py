@@ -21,11 +21,12 @@ from messages_server import MessagesServer, table_player
 from arena.cli import main
 
 POOL = "bayes,pressure,random,bayes"
-# The Python engine: the compiled one plays these 24 short episodes in a few milliseconds,
-# before a signal could land mid-league (the standings are the same bytes either way).
-SCRIPTED = ["--pool", POOL, "--tables", "6", "--duplicate", "--deals", "20", "--seed", "3"]
+# Long enough that a signal sent once some episodes are stored lands mid-league: 48
+# episodes of 200 deals on the Python engine (the compiled one would finish the league in
+# milliseconds; the standings are the same bytes either way).
+SCRIPTED = ["--pool", POOL, "--tables", "12", "--duplicate", "--deals", "200", "--seed", "3"]
 SCRIPTED += ["--engine", "python"]
-EPISODES = 6 * 4
+EPISODES = 12 * 4
 
 
 def league(tmp_path, db, *args, env=None) -> subprocess.Popen:
