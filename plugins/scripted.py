@@ -56,8 +56,6 @@ class ScriptedSeat:
         self.rng = context.rng
         self.thresholds = thresholds
         self.chance, self.expected = likelihoods(self.rules)
-        self._hand: tuple[int, ...] | None = None
-        self._hand_counts: dict[int, int] = {}
 
     def decide(self, view: SeatView) -> Action:
         return self._pick(self._choices(view))
@@ -69,7 +67,8 @@ class ScriptedSeat:
 
     def _choices(self, view: SeatView) -> list[Action]:
         """The actions the line allows here; more than one only when the generator breaks a tie."""
-        counts = self._counts(view.hand)
+        mode = self.rules.mode
+        counts = {face: mode.count(view.hand, face) for face in view.symbols}
         standing = view.standing
         if standing is None:
             return self._open(counts)
@@ -82,15 +81,6 @@ class ScriptedSeat:
             top = self.rules.max_quantity
             raises = [(q + 1 if q + 1 <= top else q, face) for q, face in raises]
         return [Bid(quantity, face) for quantity, face in raises]
-
-    def _counts(self, hand: tuple[int, ...]) -> dict[int, int]:
-        """Each face's count in the hand, by the mode's rule; a seat holds one hand a deal,
-        so the counts are made once per hand, not once per decision."""
-        if hand is not self._hand:
-            mode = self.rules.mode
-            self._hand = hand
-            self._hand_counts = {face: mode.count(hand, face) for face in mode.symbols}
-        return self._hand_counts
 
     def _open(self, counts: dict[int, int]) -> list[Action]:
         most = max(counts.values())
