@@ -211,11 +211,19 @@ def assert_stopped_log(path, reason: str) -> list[dict]:
     return records
 
 
+ENGINES = pytest.mark.parametrize("engine", ["python", "compiled"])
+"""Both engines write through the same log, the compiled one 16 deals at a time."""
+
+
+@ENGINES
 @pytest.mark.parametrize("signal_number", [signal.SIGINT, signal.SIGTERM], ids=["INT", "TERM"])
-def test_a_signal_leaves_a_marked_partial_log_and_the_cli_says_where(tmp_path, signal_number):
+def test_a_signal_leaves_a_marked_partial_log_and_the_cli_says_where(
+    tmp_path, signal_number, engine
+):
     # 200,000 deals take seconds even compiled: the signal arrives mid-episode, once the
     # first deals are out.
-    process = arena_process(["play", "--deals", "200000", "--log", "ep.jsonl"], tmp_path)
+    command = ["play", "--deals", "200000", "--log", "ep.jsonl", "--engine", engine]
+    process = arena_process(command, tmp_path)
     part = tmp_path / "ep.jsonl.part"
     deadline = time.monotonic() + 60
     while not (part.exists() and part.stat().st_size > 10_000):
@@ -295,9 +303,11 @@ def tiny_disk(tmp_path):
         subprocess.run(["umount", str(mountpoint)], check=True)
 
 
-def test_a_full_disk_is_one_error_line_and_a_marked_log(tiny_disk, tmp_path):
+@ENGINES
+def test_a_full_disk_is_one_error_line_and_a_marked_log(tiny_disk, tmp_path, engine):
     path = tiny_disk / "ep.jsonl"
-    process = arena_process(["play", "--deals", "500", "--log", str(path)], tmp_path)
+    command = ["play", "--deals", "500", "--log", str(path), "--engine", engine]
+    process = arena_process(command, tmp_path)
     out, err = process.communicate(timeout=120)
     assert process.returncode == 1
     assert out == ""
