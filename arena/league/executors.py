@@ -122,9 +122,11 @@ class Threads:
 
 
 class Processes:
-    QUEUED = 2
+    QUEUED = 8
     """Fixtures sent to each worker ahead: it starts the next table the moment it finishes
-    one, instead of idling while the main process stores the result and answers."""
+    one, instead of idling while the main process stores results and answers. Scripted
+    tables take about a millisecond, so a short queue ran dry: 2 gave 74-79% parallel
+    efficiency at 2 processes, 8 gives 82-86% (bench/league_benches.py efficiency)."""
 
     def __init__(self, workers: int, limits: Limits):
         self.capacity = workers * self.QUEUED

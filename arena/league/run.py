@@ -84,9 +84,12 @@ def run_league(
                     pending.clear()
                     break
                 pool.submit(pending.pop(0))
-            for played in pool.collect(POLL):
-                episode = stored_episode(spec, played, provenance, environ)
-                store.save(settings, episode)
+            arrived = [
+                stored_episode(spec, played, provenance, environ) for played in pool.collect(POLL)
+            ]
+            if arrived:  # one transaction for what arrived together
+                store.save(settings, arrived)
+            for episode in arrived:
                 spent_episodes += 1
                 state.done += 1
                 state.fallbacks += sum(s["fallbacks"] for s in episode.results["seats"])

@@ -17,7 +17,7 @@ import json
 import os
 import sqlite3
 import zlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -119,46 +119,51 @@ class LeagueStore:
         (episodes,) = self.db.execute("SELECT COUNT(*) FROM episodes").fetchone()
         return tokens, usd, episodes
 
-    def save(self, settings: dict, episode: StoredEpisode) -> None:
-        """One episode, its seats, points and log, in one transaction (with the settings
-        if this is the league's first episode)."""
-        results = episode.results
+    def save(self, settings: dict, episodes: Sequence[StoredEpisode]) -> None:
+        """Episodes, each with its seats, points and log, in one transaction (with the
+        settings if these are the league's first): a file holds whole episodes only."""
         try:
             with self.db:
                 self.db.execute(
                     "INSERT INTO league SELECT ? WHERE NOT EXISTS (SELECT 1 FROM league)",
                     (_settings_text(settings),),
                 )
-                self.db.execute(
-                    "INSERT INTO episodes VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        episode.index,
-                        episode.table,
-                        episode.rotation,
-                        results["seed"],
-                        results["status"],
-                        results["dealsPlayed"],
-                        any(seat.get("standIn") for seat in results["seats"]),
-                        json.dumps(results, sort_keys=True),
-                    ),
-                )
-                self.db.executemany(
-                    f"INSERT INTO seats VALUES ({', '.join('?' * 17)})",
-                    [(episode.index, *row) for row in episode.seat_rows],
-                )
-                self.db.executemany(
-                    "INSERT INTO points VALUES (?, ?, ?, ?)",
-                    [(episode.index, *pair, n) for pair, n in sorted(episode.points.items())],
-                )
-                self.db.execute(
-                    "INSERT INTO logs VALUES (?, ?, ?)",
-                    (episode.index, LOG_CODEC, episode.log),
-                )
+                for episode in episodes:
+                    self._insert(episode)
         except sqlite3.Error as exc:
+            first = episodes[0].index if episodes else None
             raise StoreError(
-                f"{self.path}: cannot store episode {episode.index} ({exc});"
+                f"{self.path}: cannot store episode {first} ({exc});"
                 " the league is resumable from the episodes stored so far"
             ) from None
+
+    def _insert(self, episode: StoredEpisode) -> None:
+        """One episode's rows, inside the caller's transaction."""
+        results = episode.results
+        self.db.execute(
+            "INSERT INTO episodes VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                episode.index,
+                episode.table,
+                episode.rotation,
+                results["seed"],
+                results["status"],
+                results["dealsPlayed"],
+                any(seat.get("standIn") for seat in results["seats"]),
+                json.dumps(results, sort_keys=True),
+            ),
+        )
+        self.db.executemany(
+            f"INSERT INTO seats VALUES ({', '.join('?' * 17)})",
+            [(episode.index, *row) for row in episode.seat_rows],
+        )
+        self.db.executemany(
+            "INSERT INTO points VALUES (?, ?, ?, ?)",
+            [(episode.index, *pair, n) for pair, n in sorted(episode.points.items())],
+        )
+        self.db.execute(
+            "INSERT INTO logs VALUES (?, ?, ?)", (episode.index, LOG_CODEC, episode.log)
+        )
 
     def close(self) -> None:
         self.db.close()
