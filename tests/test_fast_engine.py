@@ -26,10 +26,14 @@ from referee import replay
 
 from arena import fast, seeding
 from arena.cli import main
-from arena.fast.spec import lcg_jump
+from arena.engine import EpisodeConfig
+from arena.fast.spec import lcg_jump, unsupported
 from arena.league.config import league_from_mapping
+from arena.modes import Mode
+from arena.rules import TableRules
 from arena.runner import EpisodeRequest, SetupError, run_episode
-from arena.seats import SeatSpec
+from arena.seats import SeatContext, SeatSpec
+from arena_plugins.scripted import BAYES, ScriptedSeat
 
 COMPILED_SEATS = ["bayes", "pressure", "random", "colluder", "colluder:bayes"]
 MODES = ["dice", "poker", "wild", "rung1", "rung1w"]
@@ -238,3 +242,27 @@ def test_an_install_without_the_compiled_engine_plays_in_python_and_says_so_once
     assert compiled.returncode == 2
     assert compiled.stderr.startswith("arena: error: --engine compiled: the compiled engine is not")
     assert len(compiled.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(("mode", "seats"), [("dice", 4), ("rung1", 2)])
+def test_a_cap_far_above_the_ladder_is_played_compiled_and_alike(host, tmp_path, mode, seats):
+    """A bid cap of 10**8 never binds (bids strictly rise up the ladder); the compiled table
+    sizes a deal's lines by the ladder, not the cap, and writes the Python engine's bytes."""
+    specs = (SeatSpec("random"),) * seats
+    request = EpisodeRequest(
+        mode=mode, seed=5, deals=40, seats=seats, seat_specs=specs, max_bids=10**8
+    )
+    played = play_both(host, request, tmp_path)
+    assert played["compiled"][:2] == played["python"][:2]
+
+
+def test_a_mode_with_symbols_past_32_bits_plays_in_python(host):
+    """The C table holds symbols as 32-bit ints: a data mode beyond them is not compiled."""
+    huge = Mode(name="huge", symbols=(1, 2**40), hand_size=2)
+    rules = TableRules(mode=huge, seats=2)
+    seats = [ScriptedSeat(SeatContext.derive(9, slot, rules), BAYES) for slot in (0, 1)]
+    assert unsupported(rules, seats) == "mode 'huge' has symbols past 32 bits"
+    config = EpisodeConfig(rules=rules, seed=9)
+    assert fast.choose("auto", config, seats, watched=False) == "python"
+    with pytest.raises(fast.EngineUnavailable, match="symbols past 32 bits"):
+        fast.choose("compiled", config, seats, watched=False)

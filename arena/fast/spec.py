@@ -76,6 +76,8 @@ def unsupported(rules: TableRules, seats) -> str | None:
         return f"mode {mode.name!r} deals with its own code"
     if rules.seats > MAX_SEATS or len(mode.symbols) > MAX_SYMBOLS or mode.hand_size > MAX_HAND:
         return "the table is larger than the compiled engine holds"
+    if not all(-(2**31) < symbol < 2**31 for symbol in mode.symbols):
+        return f"mode {mode.name!r} has symbols past 32 bits"
     for slot, seat in enumerate(seats):
         if type(seat) not in (ScriptedSeat, RandomSeat, Colluder):
             return f"seat {slot} is not a first-party scripted seat"

@@ -329,8 +329,11 @@ static int play_deal(ft_table *t, int64_t number, ft_buffer *out)
     deal_hands(t, hands);
     t->deal_start = t->jump_mult * t->deal_start + t->jump_add;
 
-    /* one line per decision, the deal line, and slack: all of a deal's lines fit */
-    if (reserve(out, (size_t)(t->max_bids + 2) * 200 + (size_t)seats * t->hand_size * 24 + 64))
+    /* All of a deal's lines fit: the deal line, then at most one bid per ladder step (bids
+     * strictly rise, so a cap above the ladder never binds) and the challenge, each under
+     * 200 bytes. */
+    int most_bids = t->max_bids < t->ladder_len ? t->max_bids : t->ladder_len;
+    if (reserve(out, (size_t)(most_bids + 1) * 200 + (size_t)seats * t->hand_size * 24 + 64))
         return -1;
     char *p = put_deal_line(out->data + out->len, number, opener, seats, t->hand_size, hands);
 
