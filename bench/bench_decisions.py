@@ -101,9 +101,9 @@ def compiled_engine_and_log(host, request: EpisodeRequest, log_path: Path) -> Ev
     return event_log
 
 
-def compiled_workload(mode: str, seats: tuple[str, ...], deals: int, max_bids: int):
+def compiled_workload(host, mode: str, seats: tuple[str, ...], deals: int, max_bids: int):
+    """The compiled engine alone per seed (:func:`compiled_engine_and_log`); returns decisions."""
     specs = tuple(SeatSpec.parse(name) for name in seats)
-    host = load()
 
     def play(seed: int, log_path: Path) -> int:
         request = EpisodeRequest(
@@ -225,7 +225,9 @@ def workloads(host, unaudited, mode: str, deals: int, max_bids: int) -> dict[str
             rows[f"{name}, compiled"] = arena_workload(
                 host, mode, seats, deals, max_bids, "compiled"
             )
-            rows[f"{name}, compiled engine+log"] = compiled_workload(mode, seats, deals, max_bids)
+            rows[f"{name}, compiled engine+log"] = compiled_workload(
+                host, mode, seats, deals, max_bids
+            )
     return rows
 
 

@@ -50,7 +50,6 @@ import statistics
 import sys
 import time
 from collections.abc import Iterable, Sequence
-from multiprocessing import Pool as Workers
 from typing import Any
 
 import attrs
@@ -182,13 +181,18 @@ def play(request: EpisodeRequest) -> EpisodeFacings:
     return EpisodeFacings.from_results(results.to_json())
 
 
+def fan_out(work, jobs: Sequence, workers: int, chunksize: int) -> list:
+    """``[work(job) for job in jobs]``, shared out over ``workers`` forked processes (which
+    see this process's globals as they were when the pool started)."""
+    if workers == 1:
+        return [work(job) for job in jobs]
+    with multiprocessing.get_context("fork").Pool(workers) as pool:
+        return pool.map(work, jobs, chunksize=chunksize)
+
+
 def play_all(run: Sequence[LongLeague], workers: int) -> list[list[EpisodeFacings]]:
     requests = [request for league in run for request in league.requests()]
-    if workers == 1:
-        played = [play(request) for request in requests]
-    else:
-        with Workers(workers) as pool:
-            played = pool.map(play, requests, chunksize=64)
+    played = fan_out(play, requests, workers, chunksize=64)
     size = SIZES[-1]
     return [played[i : i + size] for i in range(0, len(played), size)]
 
@@ -222,14 +226,6 @@ def leagues_of(
         for size in SIZES
         for start in range(0, len(episodes), size)
     ]
-
-
-def _fan_out(work, jobs: Sequence, workers: int) -> list:
-    """``[work(job) for job in jobs]``, shared out over ``workers`` forked processes."""
-    if workers == 1:
-        return [work(job) for job in jobs]
-    with multiprocessing.get_context("fork").Pool(workers) as pool:
-        return pool.map(work, jobs, chunksize=max(1, len(jobs) // (8 * workers)))
 
 
 def one_band(league: League) -> League:
@@ -321,7 +317,9 @@ def sweep(
     groups = honest | planted
     global _sweeping
     _sweeping = ([league for chosen in groups.values() for league in chosen], grid, one_bands)
-    hits = _fan_out(league_hits, range(len(_sweeping[0])), workers)  # forked: sees _sweeping
+    tried = range(len(_sweeping[0]))
+    chunk = max(1, len(tried) // (8 * workers))
+    hits = fan_out(league_hits, tried, workers, chunksize=chunk)  # forked: sees _sweeping
     by_league = {id(league): hit for league, hit in zip(_sweeping[0], hits, strict=True)}
     return [
         {"thresholds": thresholds}

@@ -145,24 +145,27 @@ _STRIDE_JUMP = lcg_jump(seeding.DealStreams.STRIDE, 1)
 so a stream's own jump adds ``inc`` times this one's."""
 
 
-def _scripted(seat) -> ScriptedSeat:
-    return seat.bayes if isinstance(seat, Colluder) else seat
-
-
 def _seat_spec(seat) -> SeatSpec:
-    state = (seat.rng if isinstance(seat, RandomSeat) else _scripted(seat).rng).bit_generator.state
-    stream = {
+    """A built seat's kind, numbers and stream state (a colluder's are its bayes line's)."""
+    if isinstance(seat, RandomSeat):
+        return SeatSpec(RANDOM, **_stream(seat.rng))
+    scripted = seat.bayes if isinstance(seat, Colluder) else seat
+    thresholds = scripted.thresholds
+    line = {"chal": thresholds.chal, "safe": thresholds.safe, "pad": thresholds.pad}
+    if isinstance(seat, Colluder):
+        partners = sum(1 << slot for slot in seat.partners)
+        return SeatSpec(
+            COLLUDER, **_stream(scripted.rng), **line, partners=partners, call_below=CALL_BELOW
+        )
+    return SeatSpec(SCRIPTED, **_stream(scripted.rng), **line)
+
+
+def _stream(rng) -> dict[str, int]:
+    """A seat generator's PCG64 state, as the C table takes it."""
+    state = rng.bit_generator.state
+    return {
         "rng_state": state["state"]["state"],
         "rng_inc": state["state"]["inc"],
         "rng_has_uint32": state["has_uint32"],
         "rng_uinteger": state["uinteger"],
     }
-    if isinstance(seat, RandomSeat):
-        return SeatSpec(RANDOM, **stream)
-    scripted = _scripted(seat)
-    thresholds = scripted.thresholds
-    common = {"chal": thresholds.chal, "safe": thresholds.safe, "pad": thresholds.pad}
-    if isinstance(seat, Colluder):
-        partners = sum(1 << slot for slot in seat.partners)
-        return SeatSpec(COLLUDER, **stream, **common, partners=partners, call_below=CALL_BELOW)
-    return SeatSpec(SCRIPTED, **stream, **common)
