@@ -125,8 +125,9 @@ class Processes:
     QUEUED = 8
     """Fixtures sent to each worker ahead: it starts the next table the moment it finishes
     one, instead of idling while the main process stores results and answers. Scripted
-    tables take about a millisecond, so a short queue ran dry: 2 gave 74-79% parallel
-    efficiency at 2 processes, 8 gives 82-86% (bench/league_benches.py efficiency)."""
+    tables take about a millisecond, so a short queue ran dry: with batched stores, 2 gave
+    76-79% parallel efficiency at 2 processes and 8 gives 82-87%
+    (bench/league_benches.py efficiency)."""
 
     def __init__(self, workers: int, limits: Limits):
         self.capacity = workers * self.QUEUED
