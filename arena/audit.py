@@ -24,13 +24,13 @@ import functools
 import json
 import os
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 import structlog
 
-from arena.eventlog import LogError
+from arena.eventlog import LogError, LogRecords
 from arena.events import Audit, EpisodeSettled, to_line
 from arena.league.store import league_results
 from arena.plugins import Reporter
@@ -59,12 +59,17 @@ def per_log(compute: Callable[[list], Any]) -> Callable[[list], Any]:
     return once
 
 
-def play_records(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The log without the audit lines a previous run appended: what reporters read."""
+def play_records(records: Sequence[dict[str, Any]]) -> Sequence[dict[str, Any]]:
+    """The log without the audit lines a previous run appended: what reporters read.
+
+    A :class:`LogRecords` without such lines is handed on as it is, so a long
+    episode's reporters still read it a chunk at a time."""
+    if isinstance(records, LogRecords) and not records.has_audit:
+        return records
     return [record for record in records if record["type"] != Audit.TYPE]
 
 
-def run_audit(reporters: Iterable[Reporter], records: list[dict[str, Any]]) -> dict[str, Any]:
+def run_audit(reporters: Iterable[Reporter], records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Every reporter's section, by name, as plain JSON values."""
     played = play_records(records)
     sections = {r.name: _section(r.report, played) for r in _by_name(reporters)}

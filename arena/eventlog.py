@@ -1,9 +1,11 @@
 """Writing and reading the JSON Lines event log.
 
-The writer keeps every line in memory (reporters read the finished log) and
-streams it to a file as the episode runs, writing at each deal boundary so a
-crash loses at most the deal in progress. Reporters always parse the lines
-back, so an episode's audit and the audit of its saved file read the same bytes.
+The writer streams the log to a file as the episode runs, writing at each deal
+boundary so a crash loses at most the deal in progress, and keeps only a
+running digest; a log with no file is kept in memory. Reporters always parse
+the lines back (:class:`LogRecords`, from the file or that memory), so an
+episode's audit and the audit of its saved file read the same bytes, and a
+long episode's audit runs in bounded memory.
 
 A log is never lost or clobbered: it is written to ``NAME.part`` and renamed to
 ``NAME`` only when the episode settles; an existing file is refused unless the
@@ -17,28 +19,33 @@ from __future__ import annotations
 import contextlib
 import errno
 import hashlib
+import itertools
 import json
 import os
 import stat
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from arena.events import (
     BOUNDED_INTS,
+    Audit,
     ChallengeMade,
     EpisodeSettled,
     EpisodeStarted,
     Event,
     Interrupted,
+    encode_line,
+    from_line,
     from_record,
     may_hold_long_int,
     parse_fast,
-    to_line,
 )
 
-_FLUSH_AFTER = (ChallengeMade, EpisodeSettled)
-_CHUNK = 4096
-"""Lines joined at a time when the whole log is read back: a long log is never one string."""
+_FLUSH_AFTER = frozenset({ChallengeMade, EpisodeSettled})
+_BLOCK = 1 << 20
+"""Bytes read at a time when a log is read back from its file: a long log is never one string."""
 PART_SUFFIX = ".part"
 MAX_DEALS_CUT = 16
 """How many whole deals a full disk may cost at most to make room for the marker."""
@@ -62,25 +69,39 @@ class EventLog:
     ``path`` names the finished log. A regular file (or a missing path) is written as
     ``path.part`` and renamed on :meth:`close`; a device or pipe (``/dev/null``) is
     written in place. Without ``force`` an existing regular file is refused.
+
+    Memory stays bounded for a log written to a regular file: its lines are not kept,
+    only their running SHA-256, and :meth:`stream` reads them back from the file. A log
+    with no file, or one going to a device that cannot be read back, keeps its bytes.
     """
 
     def __init__(self, path: str | Path | None = None, *, force: bool = False):
-        self.lines: list[str] = []
+        self.count = 0
+        """Lines emitted so far."""
         self._long_ints: list[int] = []
         """Indexes of the lines that may hold an int past 64 bits: parsed by the stdlib."""
+        self._audits = 0
+        """``audit`` lines emitted (they follow ``result``; reporters read the log without them)."""
         self.path = None if path is None else Path(path)
         self.writing: Path | None = None
         """The file the bytes go to: ``path.part``, or ``path`` itself for a device."""
         self._fd: int | None = None
-        self._pending: list[str] = []
+        self._pending: list[bytes] = []
+        self._kept: list[bytes] | None = None
+        """Every flushed chunk of whole lines, when there is no regular file to read back."""
+        self._digest = hashlib.sha256()
         self._committed = 0
         """Bytes of whole lines known to be in the file: where a failed write is cut back to."""
-        self._boundaries: list[int] = []
-        """Earlier values of ``_committed``: deal boundaries, where a full disk may cut to."""
+        self._boundaries: deque[int] = deque(maxlen=MAX_DEALS_CUT)
+        """The latest earlier values of ``_committed``: deal boundaries a full disk may cut to."""
         self._force = force
         self._failure: LogWriteError | None = None
+        self.last_line = b""
+        """The latest line :meth:`emit` took, as encoded (for a caller that shows it live)."""
         if self.path is not None:
             self._open()
+        if self.path is None or self.writing == self.path:  # nothing, or a device: keep it here
+            self._kept = []
 
     def _open(self) -> None:
         if self.path.is_dir():
@@ -102,14 +123,17 @@ class EventLog:
     def emit(self, event: Event) -> None:
         if self._failure is not None:  # a swallowed write error must still stop the episode
             raise self._failure
-        line = to_line(event)
-        if type(event) not in BOUNDED_INTS and may_hold_long_int(line):
-            self._long_ints.append(len(self.lines))
-        self.lines.append(line)
-        if self._fd is not None:
-            self._pending.append(line + "\n")
-            if isinstance(event, _FLUSH_AFTER):
-                self._flush()
+        kind = type(event)
+        line = encode_line(event)
+        if kind not in BOUNDED_INTS:
+            if may_hold_long_int(line):
+                self._long_ints.append(self.count)
+            self._audits += kind is Audit
+        self.count += 1
+        self.last_line = line
+        self._pending.append(line)
+        if kind in _FLUSH_AFTER:
+            self._flush()
 
     def emit_deals(self, text: str) -> None:
         """Whole deals' lines, already encoded (by the compiled engine), each ending in a
@@ -119,35 +143,61 @@ class EventLog:
         """
         if self._failure is not None:
             raise self._failure
-        self.lines += text.splitlines()
-        if self._fd is not None:
-            self._pending.append(text)
-            self._flush()
+        self.count += text.count("\n")
+        self._pending.append(text.encode("utf-8"))
+        self._flush()
 
     def records(self) -> list[dict[str, Any]]:
-        # Chunks of lines parsed as JSON arrays: the same records, at half the cost of a
-        # json.loads per line, without ever joining a long log into one string.
-        records = []
-        for chunk in self._chunks():
-            records += parse_fast("[" + ",".join(chunk) + "]")
-        for index in self._long_ints:
-            records[index] = json.loads(self.lines[index])
-        return records
+        """The whole log's records in one list (see :meth:`stream` for a long log)."""
+        return list(self.stream())
+
+    def stream(self) -> LogRecords:
+        """The log's records so far, read back as its bytes say, a chunk at a time."""
+        self._flush()
+        return LogRecords(self._chunks, self.count, has_audit=self._audits > 0)
+
+    def _chunks(self) -> Iterator[list[dict[str, Any]]]:
+        """Parsed records, a chunk of whole lines at a time, from memory or the file."""
+        first = 0
+        for data in self._kept if self._kept is not None else self._read_back():
+            lines = data.count(b"\n")
+            if any(first <= index < first + lines for index in self._long_ints):
+                yield [from_line(line) for line in data.decode("utf-8").splitlines()]
+            else:  # a chunk of lines as one JSON array: one parse instead of one per line
+                yield parse_fast(b"[" + data[:-1].replace(b"\n", b",") + b"]")
+            first += lines
+
+    def _read_back(self) -> Iterator[bytes]:
+        """The written file in blocks of whole lines, exactly its committed bytes."""
+        path = self.writing if self._fd is not None else self.path
+        left = self._committed
+        with open(path, "rb") as file:
+            carry = b""
+            while left > 0:
+                block = file.read(min(_BLOCK, left))
+                if not block:
+                    raise LogError(f"{path}: the log was cut short while the episode ran")
+                left -= len(block)
+                block = carry + block
+                end = block.rfind(b"\n") + 1
+                carry = block[end:]
+                if end:
+                    yield block[:end]
 
     def text(self) -> str:
         """The log's bytes as they are (or would be) saved."""
-        return "".join(line + "\n" for line in self.lines)
+        return self._bytes().decode("utf-8")
+
+    def _bytes(self) -> bytes:
+        self._flush()
+        if self._kept is not None:
+            return b"".join(self._kept)
+        return b"".join(self._read_back())
 
     def sha256(self) -> str:
-        """The hex SHA-256 of :meth:`text`'s UTF-8 bytes, hashed a chunk at a time."""
-        digest = hashlib.sha256()
-        for chunk in self._chunks():
-            digest.update("".join(line + "\n" for line in chunk).encode("utf-8"))
-        return digest.hexdigest()
-
-    def _chunks(self):
-        for start in range(0, len(self.lines), _CHUNK):
-            yield self.lines[start : start + _CHUNK]
+        """The hex SHA-256 of :meth:`text`'s UTF-8 bytes, kept as the lines were emitted."""
+        self._flush()
+        return self._digest.hexdigest()
 
     def close(self) -> None:
         """Write what is pending and give the log its final name."""
@@ -170,19 +220,25 @@ class EventLog:
         """
         if self._fd is None:
             return self.writing
-        event = Interrupted(reason)
-        self.lines.append(to_line(event))
-        self._pending.append(self.lines[-1] + "\n")
+        self._pending.append(encode_line(Interrupted(reason)))
         with contextlib.suppress(LogWriteError):  # _flush cuts the file back to a whole line
             self._flush()
         self._abandon()
         return self.writing
 
     def _flush(self) -> None:
+        """Write what is pending (or keep it, with no file) and add it to the digest."""
         if not self._pending:
             return
-        data = "".join(self._pending).encode("utf-8")
+        data = b"".join(self._pending)
         self._pending.clear()
+        if self._kept is not None:
+            self._kept.append(data)
+        if self._fd is not None:
+            self._write(data)
+        self._digest.update(data)
+
+    def _write(self, data: bytes) -> None:
         try:
             view = memoryview(data)
             while view:
@@ -207,8 +263,8 @@ class EventLog:
         the end, one flush boundary at a time (a few at most), until the marker fits: a
         stopped log must say it was stopped, and what remains is whole deals.
         """
-        marker = (to_line(Interrupted(f"write error: {cause}")) + "\n").encode("utf-8")
-        for offset in [self._committed, *reversed(self._boundaries[-MAX_DEALS_CUT:])]:
+        marker = encode_line(Interrupted(f"write error: {cause}"))
+        for offset in [self._committed, *reversed(self._boundaries)]:
             try:
                 os.ftruncate(self._fd, offset)
                 os.lseek(self._fd, offset, os.SEEK_SET)
@@ -238,6 +294,72 @@ class EventLog:
 
     def __exit__(self, *exc_info) -> None:
         self.close()
+
+
+class LogRecords(Sequence[dict[str, Any]]):
+    """A log's records as a reader parses them, without holding a long log in memory.
+
+    Iterate it as often as needed. A log of up to :data:`KEEP_PARSED` lines is parsed
+    once and kept; a longer one is parsed again, a chunk at a time, on every pass, so
+    a 100,000-deal episode's reporters fold over it in bounded memory. ``[0]`` (the
+    header) is always at hand; any other index walks the log to it. The view is fixed
+    at the lines the log had when it was taken: lines emitted later are not in it.
+    It compares equal to a list of the same records, and copies and pickles as one.
+    """
+
+    def __init__(
+        self, chunks: Callable[[], Iterator[list[dict[str, Any]]]], count: int, *, has_audit: bool
+    ):
+        self._chunks = chunks
+        self._count = count
+        self.has_audit = has_audit
+        """Whether it holds ``audit`` lines (the tail a finished run appended)."""
+        self._parsed: list[dict[str, Any]] | None = None
+        if count <= KEEP_PARSED:
+            self._parsed = list(self._walk())
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return iter(self._parsed) if self._parsed is not None else self._walk()
+
+    def _walk(self) -> Iterator[dict[str, Any]]:
+        left = self._count
+        for chunk in self._chunks():
+            if len(chunk) >= left:
+                yield from chunk[:left]
+                return
+            left -= len(chunk)
+            yield from chunk
+
+    def __getitem__(self, index):
+        if self._parsed is not None:
+            return self._parsed[index]
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(self._count))]
+        position = index + self._count if index < 0 else index
+        if not 0 <= position < self._count:
+            raise IndexError("log record index out of range")
+        return next(itertools.islice(self._walk(), position, None))
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, (list, LogRecords)):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]  # equal to a list, so unhashable like one
+
+    def __reduce__(self):
+        """A copy or a pickle is a plain list of the records: a thing to edit or send."""
+        return list, (list(self),)
+
+    def __repr__(self) -> str:
+        return f"LogRecords({self._count} records)"
+
+
+KEEP_PARSED = 20_000
+"""Lines up to which :class:`LogRecords` keeps its records parsed (about 10 MB of them)."""
 
 
 def _is_special(path: Path) -> bool:

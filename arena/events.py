@@ -9,7 +9,9 @@ bump :data:`LOG_VERSION` on any change a reader could trip over.
 from __future__ import annotations
 
 import json
+import operator
 import re
+from collections.abc import Callable
 from functools import cache
 from typing import Any, ClassVar
 
@@ -48,12 +50,11 @@ class Event:
     TYPE: ClassVar[str]
 
     def to_record(self) -> dict[str, Any]:
-        record: dict[str, Any] = {"type": self.TYPE}
-        omitted = _omitted_at_default(type(self))
-        for attr, key in _keys(type(self)):
-            value = getattr(self, attr)
-            if attr not in omitted or value != omitted[attr]:
-                record[key] = value
+        keys, values, omitted = _layout(type(self))
+        record: dict[str, Any] = {"type": self.TYPE, **dict(zip(keys, values(self)))}
+        for key, default in omitted:
+            if record[key] == default:
+                del record[key]
         return record
 
 
@@ -230,7 +231,24 @@ def from_record(record: dict[str, Any]) -> Event:
 
 
 def to_line(event: Event) -> str:
-    """The event as one compact JSON line (no trailing newline).
+    """The event as one compact JSON line (no trailing newline)."""
+    record = event.to_record()
+    fast = _fast_line(event, record)
+    return fast[:-1].decode("utf-8") if fast is not None else _ENCODER.encode(record)
+
+
+def encode_line(event: Event) -> bytes:
+    """The event's line as the log holds it: UTF-8, with its newline.
+
+    ``UnicodeEncodeError`` for text no UTF-8 file can hold (a lone surrogate).
+    """
+    record = event.to_record()
+    fast = _fast_line(event, record)
+    return fast if fast is not None else (_ENCODER.encode(record) + "\n").encode("utf-8")
+
+
+def _fast_line(event: Event, record: dict[str, Any]) -> bytes | None:
+    """The line by orjson, with its newline, or ``None`` where the stdlib must write it.
 
     The per-decision events are encoded by orjson, which writes the same bytes as
     the stdlib encoder below for their ints, bools, nulls and strings at a tenth of
@@ -238,13 +256,12 @@ def to_line(event: Event) -> str:
     differently: ``1e-05`` against ``1e-5``) or any reply a seat sent keep the stdlib
     encoder, as does a value orjson refuses (an int past 64 bits, a lone surrogate).
     """
-    record = event.to_record()
     if type(event) in _FLOATLESS:
         try:
-            return orjson.dumps(record, default=_plain).decode()
+            return orjson.dumps(record, default=_plain, option=orjson.OPT_APPEND_NEWLINE)
         except orjson.JSONEncodeError:
             pass
-    return _ENCODER.encode(record)
+    return None
 
 
 def from_line(text: str) -> Any:
@@ -266,9 +283,10 @@ def parse_fast(text: str) -> Any:
         return json.loads(text)
 
 
-def may_hold_long_int(line: str) -> bool:
+def may_hold_long_int(line: str | bytes) -> bool:
     """Whether a line has a run of 19 digits, which every int past 64 bits has."""
-    return _LONG_DIGITS.search(line) is not None
+    pattern = _LONG_DIGITS if isinstance(line, str) else _LONG_DIGITS_BYTES
+    return pattern.search(line) is not None
 
 
 def _plain(value: Any) -> Any:
@@ -280,6 +298,7 @@ def _plain(value: Any) -> Any:
 # Built once: json.dumps with non-default options builds a new encoder on every call.
 _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=_plain)
 _LONG_DIGITS = re.compile(r"\d{19}")
+_LONG_DIGITS_BYTES = re.compile(rb"[0-9]{19}")
 _FLOATLESS = frozenset({DealStarted, BidMade, ChallengeMade, Fault, Usage})
 """Events whose fields are all ints, bools, strings, None and tuples of those."""
 BOUNDED_INTS = frozenset({DealStarted, BidMade, ChallengeMade, Fault})
@@ -293,8 +312,16 @@ def _keys(cls: type) -> tuple[tuple[str, str], ...]:
 
 
 @cache
-def _omitted_at_default(cls: type) -> dict[str, Any]:
-    return {f.name: f.default for f in attrs.fields(cls) if f.metadata.get("omit_default")}
+def _layout(cls: type) -> tuple[tuple[str, ...], Callable[[Event], tuple], tuple]:
+    """How :meth:`Event.to_record` writes ``cls``: its keys in field order, a getter of
+    its values in that order, and the (key, default) pairs left out at their default."""
+    names = [f.name for f in attrs.fields(cls)]
+    getter = operator.attrgetter(*names)
+    values = getter if len(names) > 1 else lambda event: (getter(event),)
+    omitted = tuple(
+        (_camel(f.name), f.default) for f in attrs.fields(cls) if f.metadata.get("omit_default")
+    )
+    return tuple(_camel(name) for name in names), values, omitted
 
 
 @cache

@@ -8,7 +8,7 @@ This is the one place that turns seat specs, a mode name and options into an
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import attrs
@@ -17,7 +17,7 @@ import structlog
 from arena import seeding
 from arena.audit import audit_events, run_audit
 from arena.engine import Engine, EpisodeConfig
-from arena.eventlog import EventLog, LogExists
+from arena.eventlog import EventLog, LogExists, LogRecords
 from arena.events import Event, from_line
 from arena.exploitability import episode_report
 from arena.fast import EngineUnavailable, choose
@@ -116,8 +116,9 @@ def run_episode(
     local_seats: Mapping[str, Callable[[SeatContext], Seat]] | None = None,
     *,
     force: bool = False,
-) -> tuple[Results, list[dict]]:
-    """Play one episode; returns the results and the full event log's records.
+) -> tuple[Results, LogRecords]:
+    """Play one episode; returns the results and the full event log's records
+    (read back from the log as it was saved: see :class:`LogRecords`).
 
     ``on_record`` is handed every record, full information, as a log reader would
     parse it, the moment it is logged (a live display filters it for whoever
@@ -156,26 +157,27 @@ def run_episode(
 
                 engine = CompiledEngine(config, seats, policies, event_log, provenance)
             else:
-                fallbacks = [_fallback_seat(config, slot) for slot in range(config.rules.seats)]
+                fallbacks = Fallbacks(config)
                 emit = event_log.emit if on_record is None else _tee(event_log, on_record)
                 engine = Engine(
                     config, seats, policies, fallbacks, emit, [f.apply for f in filters], provenance
                 )
             outcome = engine.play()
-            records = event_log.records()
-            audit = run_audit(registry.reporters.values(), records)
-            for event in audit_events(audit):  # flags go to the tail, after `result`
+            played = event_log.stream()
+            audit = run_audit(registry.reporters.values(), played)
+            flags = audit_events(audit)
+            for event in flags:  # flags go to the tail, after `result`
                 event_log.emit(event)
-                records.append(event.to_record())
         except KeyboardInterrupt as stop:
             reason = "SIGTERM" if isinstance(stop, Terminated) else "SIGINT"
             raise EpisodeInterrupted(reason, event_log.interrupt(reason)) from None
         event_log.close()
+        records = event_log.stream() if flags else played
     finally:
         for part in (*seats, *(f.apply for f in filters)):
             if hasattr(part, "close"):
                 part.close()
-    usage = usage_by_slot(records, config.rules.seats)
+    usage = usage_by_slot(played, config.rules.seats)
     seat_results = tuple(
         SeatResult(
             slot=slot,
@@ -200,7 +202,7 @@ def run_episode(
         outcome.deals_played,
         seat_results,
         audit,
-        exploitability=episode_report(config.rules, records),
+        exploitability=episode_report(config.rules, played),
         provenance=plugins,
         log_sha256=event_log.sha256(),
         engine=engine_name,
@@ -315,7 +317,7 @@ def _unavailable(slot: int, spec: SeatSpec, reason: str) -> Unavailable:
 def _tee(event_log: EventLog, on_record: Callable[[dict], None]) -> Callable[[Event], None]:
     def emit(event: Event) -> None:
         event_log.emit(event)
-        on_record(from_line(event_log.lines[-1]))
+        on_record(from_line(event_log.last_line.decode("utf-8")))
 
     return emit
 
@@ -335,7 +337,30 @@ def _refuse_unwanted_arg(seat_type: SeatType, spec: SeatSpec) -> None:
         raise ValueError(f"seat {spec.name!r} takes no argument (got {spec.arg!r})")
 
 
+class Fallbacks(Sequence[Seat]):
+    """Rule 11's fallback for each slot: the bayes baseline, on its own seeded stream.
+
+    Each is built the first time its slot needs it: most episodes need none, and
+    building a seat's stream is a fixed cost every short episode would pay.
+    """
+
+    def __init__(self, config: EpisodeConfig):
+        self.config = config
+        self._built: dict[int, Seat] = {}
+
+    def __len__(self) -> int:
+        return self.config.rules.seats
+
+    def __getitem__(self, slot: int) -> Seat:
+        if not 0 <= slot < len(self):
+            raise IndexError(slot)
+        seat = self._built.get(slot)
+        if seat is None:
+            seat = self._built[slot] = _fallback_seat(self.config, slot)
+        return seat
+
+
 def _fallback_seat(config: EpisodeConfig, slot: int):
-    """Rule 11's fallback: the bayes baseline, on its own seeded stream."""
+    """Rule 11's fallback seat of ``slot``."""
     context = SeatContext.derive(config.seed, slot, config.rules, seeding.FALLBACK)
     return bayes_baseline(context)

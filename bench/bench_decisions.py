@@ -112,7 +112,7 @@ def compiled_workload(host, mode: str, seats: tuple[str, ...], deals: int, max_b
         )  # fmt: skip
         event_log = compiled_engine_and_log(host, request, log_path)
         # Every line but the header, the deal lines and the result is a decision.
-        return len(event_log.lines) - deals - 2
+        return event_log.count - deals - 2
 
     return play
 

@@ -345,10 +345,11 @@ def test_the_fast_encoder_writes_the_stdlib_bytes(say, notes, tokens):
         assert from_line(line) == json.loads(line)
 
 
-def test_records_read_ints_past_64_bits_back_as_ints():
+@pytest.mark.parametrize("on_disk", [False, True], ids=["memory", "file"])
+def test_records_read_ints_past_64_bits_back_as_ints(tmp_path, on_disk):
     """orjson would read 2**70 as the float 1.1805916207174113e+21; the log's reader must
     give back the int the line holds, as json.loads does, in memory and on disk alike."""
-    log = EventLog()
+    log = EventLog(tmp_path / "long.jsonl" if on_disk else None)
     events = [*SAMPLES[:2], Usage(0, 1, 2**70, -(2**64) - 1, 0, 2**64), SAMPLES[-1]]
     for event in events:
         log.emit(event)
@@ -358,4 +359,4 @@ def test_records_read_ints_past_64_bits_back_as_ints():
     assert usage["outputTokens"] == -18446744073709551617
     assert usage["cacheWriteTokens"] == 18446744073709551616
     assert all(type(v) is int for k, v in usage.items() if k.endswith("Tokens"))
-    assert records == [json.loads(line) for line in log.lines]
+    assert records == [json.loads(line) for line in log.text().splitlines()]

@@ -61,7 +61,7 @@ def test_every_episode_replays_through_the_referee(misbehaving_host, request):
 def test_the_same_seed_gives_the_same_log_and_results(misbehaving_host, request):
     first_results, first = play(misbehaving_host, request)
     second_results, second = play(misbehaving_host, request)
-    assert json.dumps(first) == json.dumps(second)
+    assert json.dumps(list(first)) == json.dumps(list(second))
     assert json.dumps(first_results.to_json()) == json.dumps(second_results.to_json())
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import select
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, NoReturn
 
@@ -264,11 +264,11 @@ class RemoteReporter:
     def __init__(self, policy: SandboxPolicy, distribution: str, name: str):
         self.policy, self.distribution, self.name = policy, distribution, name
 
-    def __call__(self, records: list[dict]) -> Any:
+    def __call__(self, records: Sequence[dict]) -> Any:
         worker = Worker(self.policy, self.distribution)
         try:
             limits = self.policy.limits
-            message = {"op": "report", "name": self.name, "records": records}
+            message = {"op": "report", "name": self.name, "records": list(records)}
             answer = worker.request(message, limits.decision_seconds, limits.report_bytes)
         finally:
             worker.close()
