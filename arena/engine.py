@@ -34,7 +34,15 @@ from arena.events import (
 from arena.replies import IllegalReply, check_legal, loggable, parse_action
 from arena.rules import StandingBid, TableRules, opener, resolve, score
 from arena.seats import Reply, Seat, SeatQuit, SeatUnavailable
-from arena.view import History, LegalActions, PastDeal, PublicBid, SeatView, TalkLine
+from arena.view import (
+    History,
+    LegalActions,
+    PastDeal,
+    PastDeals,
+    PublicBid,
+    SeatView,
+    TalkLine,
+)
 
 NOTES_CAP = 4000
 """Private notes longer than this are truncated, and the seat is told so."""
@@ -157,7 +165,8 @@ class Engine:
         self.rules = rules
         self.seats = list(seats)
         self.policies = list(policies)
-        self.fallbacks = list(fallbacks)
+        self.fallbacks = fallbacks
+        """Indexed only when rule 11 applies, so a lazy sequence builds none it never needs."""
         self.emit = emit
         self.talk_filters = list(talk_filters)
         self.provenance = provenance
@@ -167,10 +176,11 @@ class Engine:
         self.notes: list[str | None] = [None] * rules.seats
         self.notes_truncated = [False] * rules.seats
         self.tallies = [SeatTally() for _ in range(rules.seats)]
-        self.past_deals: list[PastDeal] = []
+        self.past_deals = PastDeals()
         """Every finished deal, appended once; views see it through a :class:`History`."""
         self.history = History(self.past_deals)
         self._table_fields = self._table_view_fields()
+        self._legal_by_standing: dict[tuple[int, int] | None, LegalActions] = {}
 
     # --- the episode ---------------------------------------------------------
 
@@ -219,7 +229,7 @@ class Engine:
 
     def _deal_hands(self, number: int) -> tuple[tuple[int, ...], ...]:
         """Rule 1: the hands of deal d depend only on (seed, d)."""
-        return self.deal_streams.hands(number, self.rules.seats, self.rules.mode.draw_hand)
+        return self.deal_streams.hands(number, self.rules.seats, self.rules.mode)
 
     def _apply_bid(self, deal: _Deal, slot: int, bid: Bid, fallback: bool) -> None:
         published = self._publish(deal, slot, bid.say)
@@ -315,7 +325,7 @@ class Engine:
         )  # fmt: skip
 
     def _view(self, deal: _Deal, slot: int, retry_reason: str | None) -> SeatView:
-        rules, standing = self.rules, deal.standing
+        standing = deal.standing
         return SeatView(
             slot=slot,
             deal=deal.number,
@@ -326,10 +336,20 @@ class Engine:
             history=self.history,
             notes=self.notes[slot],
             notes_truncated=self.notes_truncated[slot],
-            legal=LegalActions(standing is not None, rules.min_raise(standing), rules.max_quantity),
+            legal=self._legal(standing),
             retry_reason=retry_reason,
             **self._table_fields,
         )
+
+    def _legal(self, standing: StandingBid | None) -> LegalActions:
+        """The action space over ``standing``, built once per standing bid an episode sees."""
+        key = None if standing is None else (standing.quantity, standing.face)
+        legal = self._legal_by_standing.get(key)
+        if legal is None:
+            rules = self.rules
+            legal = LegalActions(standing is not None, rules.min_raise(standing), rules.max_quantity)
+            self._legal_by_standing[key] = legal
+        return legal
 
     def _table_view_fields(self) -> dict:
         """The view fields that hold for the whole episode, built once."""

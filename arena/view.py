@@ -8,7 +8,7 @@ Private notes and raw (unfiltered) talk live only in the server-side log.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from fractions import Fraction
 
 import attrs
@@ -48,6 +48,90 @@ class PastDeal:
     hands: tuple[tuple[int, ...], ...]
     winner: int
     loser: int
+
+
+class PastDeals(Sequence[PastDeal]):
+    """An episode's finished deals, append-only, held in little memory.
+
+    The latest :attr:`RECENT` to ``2 * RECENT`` deals stay objects; older ones are
+    packed into one ``bytes`` each (30 to 40 bytes of numbers for a four-seat dice
+    deal, against about 900 bytes as objects) and rebuilt on access, so a long
+    episode's history costs a few megabytes rather than hundreds. A deal whose
+    numbers do not each fit in a byte, or that is not the deal its position says,
+    is kept as an object.
+    """
+
+    RECENT = 1024
+
+    def __init__(self, deals: Iterable[PastDeal] = ()):
+        self._packed: list[bytes | PastDeal] = []
+        self._recent: list[PastDeal] = []
+        for deal in deals:
+            self.append(deal)
+
+    def append(self, deal: PastDeal) -> None:
+        self._recent.append(deal)
+        if len(self._recent) >= 2 * self.RECENT:
+            start = len(self._packed)
+            old = self._recent[: self.RECENT]
+            self._packed += (_pack(deal, start + i) for i, deal in enumerate(old))
+            del self._recent[: self.RECENT]
+
+    def __len__(self) -> int:
+        return len(self._packed) + len(self._recent)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return tuple(self[i] for i in range(*index.indices(len(self))))
+        position = index + len(self) if index < 0 else index
+        if not 0 <= position < len(self):
+            raise IndexError("past deal index out of range")
+        if position >= len(self._packed):
+            return self._recent[position - len(self._packed)]
+        packed = self._packed[position]
+        return _unpack(packed, position) if isinstance(packed, bytes) else packed
+
+
+_PACKED_HEAD = 8
+"""opener, challenger, forced, actual, winner, loser, hands, bids; then each bid's
+slot, quantity and face; then every hand's symbols, hand after hand."""
+
+
+def _pack(deal: PastDeal, position: int) -> bytes | PastDeal:
+    hands = deal.hands
+    size = len(hands[0]) if hands else 0
+    if deal.deal != position or not size or any(len(hand) != size for hand in hands):
+        return deal
+    numbers = [
+        deal.opener, deal.challenger, deal.forced, deal.actual,
+        deal.winner, deal.loser, len(hands), len(deal.bids),
+    ]  # fmt: skip
+    for bid in deal.bids:
+        numbers += (bid.slot, bid.quantity, bid.face)
+    for hand in hands:
+        numbers += hand
+    try:
+        return bytes(numbers)
+    except (ValueError, TypeError):  # a number outside 0..255
+        return deal
+
+
+def _unpack(data: bytes, position: int) -> PastDeal:
+    opener, challenger, forced, actual, winner, loser, seats, bids = data[:_PACKED_HEAD]
+    end = _PACKED_HEAD + 3 * bids
+    symbols = data[end:]
+    size = len(symbols) // seats
+    return PastDeal(
+        deal=position,
+        opener=opener,
+        bids=tuple(PublicBid(*data[i : i + 3]) for i in range(_PACKED_HEAD, end, 3)),
+        challenger=challenger,
+        forced=bool(forced),
+        actual=actual,
+        hands=tuple(tuple(symbols[i : i + size]) for i in range(0, len(symbols), size)),
+        winner=winner,
+        loser=loser,
+    )
 
 
 class History(Sequence[PastDeal]):

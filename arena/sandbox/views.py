@@ -15,7 +15,15 @@ from typing import Any
 import attrs
 
 from arena.modes import STRICT, Mode
-from arena.view import History, LegalActions, PastDeal, PublicBid, SeatView, TalkLine
+from arena.view import (
+    History,
+    LegalActions,
+    PastDeal,
+    PastDeals,
+    PublicBid,
+    SeatView,
+    TalkLine,
+)
 
 
 def _not_history(attribute: attrs.Attribute, _value) -> bool:
@@ -40,14 +48,15 @@ class ViewReceiver:
     """Worker side: rebuilds the full view from the deltas, in order."""
 
     def __init__(self):
-        self.past_deals: list[PastDeal] = []
+        self.past_deals = PastDeals()
 
     def decode(self, message: Mapping[str, Any]) -> SeatView:
         data = dict(message)
         start = data.pop("historyFrom")
         if start != len(self.past_deals):
             raise ValueError(f"history delta starts at {start}, {len(self.past_deals)} held")
-        self.past_deals += map(_past_deal, data.pop("history"))
+        for deal in data.pop("history"):
+            self.past_deals.append(_past_deal(deal))
         return view_from_json({**data, "history": History(self.past_deals)})
 
 
