@@ -120,7 +120,12 @@ class Mode:
     def is_data(self) -> bool:
         """Declared wholly as data (default draw and render): the core can play it without
         running the declaring plugin's code, so a sandboxed third party's mode is playable."""
-        return self.draw is _uniform_hand and self.render is _render_joined
+        return self.draws_uniformly and self.render is _render_joined
+
+    @property
+    def draws_uniformly(self) -> bool:
+        """Hands are the default draw: each symbol independent and uniform."""
+        return self.draw is _uniform_hand
 
     def bid_probability(
         self, hand: tuple[int, ...], quantity: int, face: int, unseen: int

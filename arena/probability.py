@@ -42,6 +42,19 @@ def count(symbols: Sequence[int], face: int, wild: int | None = None) -> int:
     return own if wild is None or wild == face else own + symbols.count(wild)
 
 
+def face_counts(symbols: Sequence[int], faces: Sequence[int], wild: int | None = None) -> dict[int, int]:
+    """:func:`count` for every face at once, in one pass over ``symbols``."""
+    counts = dict.fromkeys(faces, 0)
+    for symbol in symbols:
+        counts[symbol] += 1
+    wilds = 0 if wild is None else counts[wild]
+    if wilds:
+        for face in faces:
+            if face != wild:
+                counts[face] += wilds
+    return counts
+
+
 def face_p(symbol_count: int, face: int, wild: int | None = None) -> Fraction:
     """P(one unseen symbol counts toward ``face``), of ``symbol_count`` equally likely."""
     counting = 1 if wild is None or face == wild else 2

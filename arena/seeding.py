@@ -18,9 +18,13 @@ and jumps it ahead to each deal's own stretch instead.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from arena.modes import Mode
 
 TABLE_ORDER = 0
 DEAL = 1
@@ -82,12 +86,15 @@ class DealStreams:
         self._bits.advance(deal * self.STRIDE)
         return self._generator
 
-    def hands(
-        self, deal: int, seats: int, draw: Callable[[np.random.Generator], tuple[int, ...]]
-    ) -> tuple[tuple[int, ...], ...]:
-        """Rule 1: deal ``deal``'s hands in slot order, each from ``draw`` (a mode's draw_hand)."""
+    def hands(self, deal: int, seats: int, mode: Mode) -> tuple[tuple[int, ...], ...]:
+        """Rule 1: deal ``deal``'s hands in slot order, each from the mode's draw."""
         rng = self.for_deal(deal)
-        return tuple(draw(rng) for _ in range(seats))
+        if mode.draws_uniformly:
+            dealt = uniform_hands(rng, mode.symbols, mode.hand_size, seats)
+            if dealt is not None:
+                return dealt
+            rng = self.for_deal(deal)  # a word needs redrawing: deal hand by hand instead
+        return tuple(mode.draw_hand(rng) for _ in range(seats))
 
 
 _WORD = 1 << 64
@@ -109,6 +116,25 @@ def uniform_indices(rng: np.random.Generator, n: int, count: int) -> list[int]:
             word = int(bits.random_raw())
         indices.append(word % n)
     return indices
+
+
+def uniform_hands(
+    rng: np.random.Generator, symbols: Sequence[int], hand_size: int, seats: int
+) -> tuple[tuple[int, ...], ...] | None:
+    """Every seat's uniform hand from one batch of raw words, or ``None`` if a word is
+    one :func:`uniform_indices` would redraw (chance below seats * hand size * n / 2**64).
+
+    Without a redraw, drawing each hand by :func:`uniform_indices` in slot order reads
+    these same words in this same order, so the hands are the same; one call instead
+    of one per seat is most of what dealing costs. With one, the caller deals again
+    from the same state, hand by hand.
+    """
+    n = len(symbols)
+    words = rng.bit_generator.random_raw(seats * hand_size).tolist()
+    if max(words) >= _WORD - _WORD % n:
+        return None
+    picked = [symbols[word % n] for word in words]
+    return tuple(tuple(picked[start : start + hand_size]) for start in range(0, len(picked), hand_size))
 
 
 def table_order(seed: int, seats: int) -> tuple[int, ...]:

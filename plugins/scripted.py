@@ -26,10 +26,10 @@ import attrs
 
 from arena import hookimpl
 from arena.actions import Action, Bid, Challenge
-from arena.probability import tail_table
+from arena.probability import face_counts, tail_table
 from arena.rules import StandingBid, TableRules
 from arena.seats import SeatContext
-from arena.view import SeatView
+from arena.view import PublicBid, SeatView
 
 
 @attrs.frozen
@@ -44,6 +44,8 @@ class Thresholds:
     """Add one to the chosen raise's quantity when that stays legal."""
 
 
+CHALLENGE = Challenge()
+"""The one challenge the baselines make (no talk, no notes): immutable, so shared."""
 BAYES = Thresholds(chal=0.15, safe=0.35)
 PRESSURE = Thresholds(chal=0.25, safe=0.35, pad=True)
 
@@ -56,6 +58,7 @@ class ScriptedSeat:
         self.rng = context.rng
         self.thresholds = thresholds
         self.chance, self.expected = likelihoods(self.rules)
+        self.lowest = lowest_raises(self.rules)
 
     def decide(self, view: SeatView) -> Action:
         return self._pick(self._choices(view))
@@ -67,20 +70,21 @@ class ScriptedSeat:
 
     def _choices(self, view: SeatView) -> list[Action]:
         """The actions the line allows here; more than one only when the generator breaks a tie."""
-        mode = self.rules.mode
-        counts = {face: mode.count(view.hand, face) for face in view.symbols}
-        standing = view.standing
-        if standing is None:
+        counts = face_counts(view.hand, view.symbols, self.rules.mode.wild)
+        if not view.bids:
             return self._open(counts)
-        if self._likelihood(counts, standing.quantity, standing.face) < self.thresholds.chal:
-            return [Challenge()]
+        standing = view.bids[-1]
+        quantity, face = standing.quantity, standing.face
+        if self.chance[face][quantity - counts[face]] < self.thresholds.chal:
+            return [CHALLENGE]
         raises = self._best_raises(counts, standing)
         if not raises:
-            return [Challenge()]
+            return [CHALLENGE]
         if self.thresholds.pad:
             top = self.rules.max_quantity
             raises = [(q + 1 if q + 1 <= top else q, face) for q, face in raises]
         return [Bid(quantity, face) for quantity, face in raises]
+
 
     def _open(self, counts: dict[int, int]) -> list[Action]:
         most = max(counts.values())
@@ -91,26 +95,28 @@ class ScriptedSeat:
             if n == most
         ]
 
-    def _best_raises(self, counts: dict[int, int], standing: StandingBid) -> list[tuple[int, int]]:
+    def _best_raises(self, counts: dict[int, int], standing: PublicBid) -> list[tuple[int, int]]:
         """The likeliest safe raises after the rule-based tie-breaks (empty when none is safe).
 
         More of a face is never likelier, and the first tie-break prefers the lower
         quantity, so of a face's raises only its lowest legal one can win or tie:
         enumerating those alone picks the same raise from the same ties.
         """
+        lowest = self.lowest[standing.quantity, standing.face]
+        chance, safe = self.chance, self.thresholds.safe
         # rank: likelihood, then the lower quantity, then the face held most.
-        safe = [
-            ((likelihood, -quantity, counts[face]), quantity, face)
-            for quantity, face in self.rules.lowest_raises(standing)
-            if (likelihood := self._likelihood(counts, quantity, face)) >= self.thresholds.safe
-        ]
-        if not safe:
-            return []
-        best = max(rank for rank, _quantity, _face in safe)
-        return [(quantity, face) for rank, quantity, face in safe if rank == best]
-
-    def _likelihood(self, counts: dict[int, int], quantity: int, face: int) -> float:
-        return self.chance[face][quantity - counts[face]]
+        best_rank, best = None, []
+        for quantity, face in lowest:
+            held = counts[face]
+            likelihood = chance[face][quantity - held]
+            if likelihood < safe:
+                continue
+            rank = (likelihood, -quantity, held)
+            if best_rank is None or rank > best_rank:
+                best_rank, best = rank, [(quantity, face)]
+            elif rank == best_rank:
+                best.append((quantity, face))
+        return best
 
     def _pick(self, options: list):
         """The seeded generator breaks a tie that survives every rule."""
@@ -137,6 +143,25 @@ def likelihoods(rules: TableRules) -> tuple[dict[int, dict[int, float]], dict[in
     chance = {face: by_p[mode.face_p(face)] for face in mode.symbols}
     expected = {face: math.floor(rules.unseen * mode.face_p(face)) for face in mode.symbols}
     return chance, expected
+
+
+class LowestRaises(dict):
+    """Each face's lowest legal raise (:meth:`TableRules.lowest_raises`) by the standing
+    bid's (quantity, face), worked out the first time any seat at such a table meets it."""
+
+    def __init__(self, rules: TableRules):
+        super().__init__()
+        self.rules = rules
+
+    def __missing__(self, key: tuple[int, int]) -> tuple[tuple[int, int], ...]:
+        raises = self[key] = tuple(self.rules.lowest_raises(StandingBid(0, *key)))
+        return raises
+
+
+@cache
+def lowest_raises(rules: TableRules) -> LowestRaises:
+    """The table's :class:`LowestRaises`, shared by every scripted seat at such a table."""
+    return LowestRaises(rules)
 
 
 def bayes(context: SeatContext) -> ScriptedSeat:

@@ -7,8 +7,10 @@ from math import comb, sqrt
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from arena.probability import at_least, bid_probability, tail_table
+from arena.probability import at_least, bid_probability, count, face_counts, tail_table
 
 SIXTH, TENTH = Fraction(1, 6), Fraction(1, 10)
 
@@ -113,3 +115,20 @@ def test_closed_form_agrees_with_an_independent_sum():
         for k in range(unseen + 1):
             below = sum(comb(unseen, i) * SIXTH**i * (1 - SIXTH) ** (unseen - i) for i in range(k))
             assert at_least(unseen, k, SIXTH) == float(1 - below)
+
+
+def test_face_counts_by_hand():
+    # Wild-ones dice (1 wild): hand 1 1 3 5 5 counts 2 ones, and for 3 its one 3 plus
+    # the two wild ones = 3, for 5 its two plus two = 4, for 2 none plus two = 2.
+    assert face_counts((1, 1, 3, 5, 5), range(1, 7), wild=1) == {1: 2, 2: 2, 3: 3, 4: 2, 5: 4, 6: 2}
+    # No wild: only the face itself.
+    assert face_counts((1, 1, 3, 5, 5), range(1, 7)) == {1: 2, 2: 0, 3: 1, 4: 0, 5: 2, 6: 0}
+
+
+@given(
+    st.lists(st.integers(1, 6), max_size=12),
+    st.one_of(st.none(), st.integers(1, 6)),
+)
+def test_face_counts_is_count_for_every_face(hand, wild):
+    hand = tuple(hand)
+    assert face_counts(hand, range(1, 7), wild) == {f: count(hand, f, wild) for f in range(1, 7)}

@@ -242,7 +242,7 @@ class _Replay:
                 f"deal {number} opens at slot {record['opener']}; table position "
                 f"{number % seats} is slot {expected}",
             )
-        hands = self.streams.hands(number, seats, self.rules.mode.draw_hand)
+        hands = self.streams.hands(number, seats, self.rules.mode)
         logged = record["hands"]
         if len(logged) != seats:
             self._flag("rule 1", f"{len(logged)} hands for {seats} seats")
