@@ -72,7 +72,7 @@ def play_records(records: Sequence[dict[str, Any]]) -> Sequence[dict[str, Any]]:
 def run_audit(reporters: Iterable[Reporter], records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Every reporter's section, by name, as plain JSON values."""
     played = play_records(records)
-    sections = {r.name: _section(r.report, played) for r in _by_name(reporters)}
+    sections = _plain_sections({r.name: _computed(r.report, played) for r in _by_name(reporters)})
     for name, section in sections.items():
         if _failed(section):
             log.warning("audit reporter failed", reporter=name, error=section)
@@ -85,7 +85,9 @@ def run_pooled(reporters: Iterable[Reporter], episodes: list[dict[str, Any]]) ->
     A failed section is the string ``"error: ..."``, as in :func:`run_audit`; the
     caller decides how to report it (see :func:`failures`).
     """
-    return {r.name: _section(r.pool, episodes) for r in _by_name(reporters) if r.pool}
+    return _plain_sections(
+        {r.name: _computed(r.pool, episodes) for r in _by_name(reporters) if r.pool}
+    )
 
 
 def failures(sections: dict[str, Any]) -> list[str]:
@@ -112,13 +114,40 @@ def _by_name(reporters: Iterable[Reporter]) -> list[Reporter]:
     return sorted(reporters, key=lambda r: r.name)
 
 
-def _section(compute, argument) -> Any:
+def _computed(compute, argument) -> Any:
     try:
-        # The round trip makes the section plain JSON (tuples become lists), so
-        # the episode's audit and the saved log's audit are the same values.
-        return json.loads(json.dumps(compute(argument), allow_nan=False))
+        return compute(argument)
     except Exception as exc:  # a broken reporter costs its section, never the episode
-        return "error: " + f"{type(exc).__name__}: {exc}".splitlines()[0]
+        return _failure(exc)
+
+
+def _failure(exc: Exception) -> str:
+    """The section of a reporter that failed: ``"error: "`` and the exception's first line."""
+    return "error: " + f"{type(exc).__name__}: {exc}".splitlines()[0]
+
+
+def _plain_sections(computed: dict[str, Any]) -> dict[str, Any]:
+    """Every section as plain JSON values (tuples become lists, keys strings, no NaN).
+
+    The round trip makes the episode's audit and the saved log's audit the same
+    values. All sections make it in one encode; only when that fails is each section
+    tried alone, so the one that cannot be JSON costs its own section, not the rest.
+    """
+    try:
+        return json.loads(_STRICT.encode(computed))
+    except Exception:  # some section is not JSON: find which, below
+        return {name: _plain(section) for name, section in computed.items()}
+
+
+def _plain(section: Any) -> Any:
+    try:
+        return json.loads(_STRICT.encode(section))
+    except Exception as exc:  # a section that is not JSON is that reporter's failure
+        return _failure(exc)
+
+
+_STRICT = json.JSONEncoder(allow_nan=False)
+"""``json.dumps(..., allow_nan=False)``, built once."""
 
 
 def _failed(section: Any) -> bool:
