@@ -88,18 +88,47 @@ def test_written_log_reads_back_record_for_record(tmp_path):
     assert path.read_text(encoding="utf-8") == "".join(to_line(e) + "\n" for e in SAMPLES)
 
 
-def test_the_file_is_flushed_at_each_deal_boundary(tmp_path):
-    # A crash loses at most the deal in progress: after a challenge resolves, the file on
-    # disk holds everything up to it, before the log is closed (as NAME.part until then).
-    path = tmp_path / "episode.jsonl"
-    log = EventLog(path)
+def on_disk(tmp_path) -> list[str]:
+    """The types of the lines in the unfinished log's file."""
+    text = (tmp_path / "episode.jsonl.part").read_text(encoding="utf-8")
+    return [json.loads(line)["type"] for line in text.splitlines()]
+
+
+def test_a_finished_deal_is_written_once_50_ms_have_passed(tmp_path, monkeypatch):
+    # A slow table loses at most the deal in progress: once 50 ms have passed since the
+    # last write, a challenge that resolves puts its whole deal in the file (as NAME.part).
+    clock = [100.0]
+    monkeypatch.setattr("arena.eventlog.time.monotonic", lambda: clock[0])
+    log = EventLog(tmp_path / "episode.jsonl")
     try:
-        for event in SAMPLES[:7]:  # up to and including the challenge
+        for event in SAMPLES[:6]:  # header, deal and the deal's lines before the challenge
             log.emit(event)
-        assert not path.exists()
-        on_disk = (tmp_path / "episode.jsonl.part").read_text(encoding="utf-8").splitlines()
-        assert [json.loads(line)["type"] for line in on_disk][-1] == "challenge"
-        assert len(on_disk) == 7
+        clock[0] += 0.049
+        log.emit(SAMPLES[6])  # the challenge, 49 ms after the file was opened: waits
+        assert on_disk(tmp_path) == []
+        clock[0] += 0.001
+        log.emit(SAMPLES[6])  # another deal's end, 50 ms after: both are written
+        assert on_disk(tmp_path)[-2:] == ["challenge", "challenge"]
+        assert len(on_disk(tmp_path)) == 8
+        assert not (tmp_path / "episode.jsonl").exists()
+    finally:
+        log.close()
+
+
+def test_a_fast_table_writes_sixteen_deals_at_a_time(tmp_path, monkeypatch):
+    monkeypatch.setattr("arena.eventlog.time.monotonic", lambda: 100.0)  # no time passes
+    log = EventLog(tmp_path / "episode.jsonl")
+    try:
+        log.emit(SAMPLES[0])
+        for _ in range(15):
+            log.emit(SAMPLES[1])
+            log.emit(SAMPLES[6])
+        assert on_disk(tmp_path) == []  # 15 finished deals wait
+        log.emit(SAMPLES[1])
+        log.emit(SAMPLES[6])
+        assert len(on_disk(tmp_path)) == 1 + 16 * 2  # the 16th sends all of them
+        log.emit(SAMPLES[7])  # the result line is written at once
+        assert on_disk(tmp_path)[-1] == "result"
     finally:
         log.close()
 
