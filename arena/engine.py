@@ -114,7 +114,7 @@ class _Deal:
 
     def add_bid(self, bid: PublicBid) -> None:
         self.bids += (bid,)
-        self.standing = StandingBid(bid.slot, bid.quantity, bid.face)
+        self.standing = bid
 
 
 def episode_header(
@@ -347,7 +347,9 @@ class Engine:
         legal = self._legal_by_standing.get(key)
         if legal is None:
             rules = self.rules
-            legal = LegalActions(standing is not None, rules.min_raise(standing), rules.max_quantity)
+            legal = LegalActions(
+                standing is not None, rules.min_raise(standing), rules.max_quantity
+            )
             self._legal_by_standing[key] = legal
         return legal
 

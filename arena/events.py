@@ -9,7 +9,6 @@ bump :data:`LOG_VERSION` on any change a reader could trip over.
 from __future__ import annotations
 
 import json
-import operator
 import re
 from collections.abc import Callable
 from functools import cache
@@ -50,12 +49,7 @@ class Event:
     TYPE: ClassVar[str]
 
     def to_record(self) -> dict[str, Any]:
-        keys, values, omitted = _layout(type(self))
-        record: dict[str, Any] = {"type": self.TYPE, **dict(zip(keys, values(self)))}
-        for key, default in omitted:
-            if record[key] == default:
-                del record[key]
-        return record
+        return _RECORD_MAKERS[type(self)](self)
 
 
 @attrs.frozen(kw_only=True)
@@ -311,17 +305,33 @@ def _keys(cls: type) -> tuple[tuple[str, str], ...]:
     return tuple((f.name, _camel(f.name)) for f in attrs.fields(cls))
 
 
-@cache
-def _layout(cls: type) -> tuple[tuple[str, ...], Callable[[Event], tuple], tuple]:
-    """How :meth:`Event.to_record` writes ``cls``: its keys in field order, a getter of
-    its values in that order, and the (key, default) pairs left out at their default."""
-    names = [f.name for f in attrs.fields(cls)]
-    getter = operator.attrgetter(*names)
-    values = getter if len(names) > 1 else lambda event: (getter(event),)
-    omitted = tuple(
-        (_camel(f.name), f.default) for f in attrs.fields(cls) if f.metadata.get("omit_default")
-    )
-    return tuple(_camel(name) for name in names), values, omitted
+class _RecordMakers(dict):
+    """Each event class's ``to_record``, written once per class as one dict display.
+
+    The log encodes a record per line, and a display (``{"type": "bid", "deal":
+    event.deal, ...}``) builds it in a quarter of the time of a generic loop over
+    the fields. The source is made from the class's own attrs fields, never from data.
+    """
+
+    def __missing__(self, cls: type) -> Callable[[Event], dict[str, Any]]:
+        items = "".join(f", {key!r}: event.{name}" for name, key in _keys(cls))
+        lines = [f"def to_record(event):\n    record = {{'type': {cls.TYPE!r}{items}}}\n"]
+        omitted = tuple(
+            (_camel(f.name), f.default) for f in attrs.fields(cls) if f.metadata.get("omit_default")
+        )
+        if omitted:  # the mode's rule data, left out at its defaults
+            lines.append(
+                "    for key, default in omitted:\n"
+                "        if record[key] == default:\n"
+                "            del record[key]\n"
+            )
+        namespace: dict[str, Any] = {"omitted": omitted}
+        exec("".join(lines) + "    return record\n", namespace)
+        maker = self[cls] = namespace["to_record"]
+        return maker
+
+
+_RECORD_MAKERS = _RecordMakers()
 
 
 @cache

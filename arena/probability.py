@@ -42,7 +42,9 @@ def count(symbols: Sequence[int], face: int, wild: int | None = None) -> int:
     return own if wild is None or wild == face else own + symbols.count(wild)
 
 
-def face_counts(symbols: Sequence[int], faces: Sequence[int], wild: int | None = None) -> dict[int, int]:
+def face_counts(
+    symbols: Sequence[int], faces: Sequence[int], wild: int | None = None
+) -> dict[int, int]:
     """:func:`count` for every face at once, in one pass over ``symbols``."""
     counts = dict.fromkeys(faces, 0)
     for symbol in symbols:

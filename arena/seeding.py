@@ -134,7 +134,9 @@ def uniform_hands(
     if max(words) >= _WORD - _WORD % n:
         return None
     picked = [symbols[word % n] for word in words]
-    return tuple(tuple(picked[start : start + hand_size]) for start in range(0, len(picked), hand_size))
+    return tuple(
+        tuple(picked[start : start + hand_size]) for start in range(0, len(picked), hand_size)
+    )
 
 
 def table_order(seed: int, seats: int) -> tuple[int, ...]:

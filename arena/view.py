@@ -17,14 +17,8 @@ from arena import probability
 from arena.modes import STRICT
 from arena.rules import StandingBid
 
-
-@attrs.frozen
-class PublicBid:
-    """A bid as every seat saw it."""
-
-    slot: int
-    quantity: int
-    face: int
+PublicBid = StandingBid
+"""A bid as every seat saw it: the standing bid until the next one, so the same class."""
 
 
 @attrs.frozen
@@ -222,10 +216,7 @@ class SeatView:
 
     @property
     def standing(self) -> StandingBid | None:
-        if not self.bids:
-            return None
-        last = self.bids[-1]
-        return StandingBid(slot=last.slot, quantity=last.quantity, face=last.face)
+        return self.bids[-1] if self.bids else None
 
     @property
     def unseen(self) -> int:

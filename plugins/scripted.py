@@ -61,38 +61,37 @@ class ScriptedSeat:
         self.lowest = lowest_raises(self.rules)
 
     def decide(self, view: SeatView) -> Action:
-        return self._pick(self._choices(view))
+        return _action(self._pick(self._choices(view)))
 
     def action_distribution(self, view: SeatView) -> dict[Action, float]:
         """The exact distribution :meth:`decide` draws from: the seeded tie-break is uniform."""
         choices = self._choices(view)
-        return dict.fromkeys(choices, 1 / len(choices))
+        return {_action(choice): 1 / len(choices) for choice in choices}
 
-    def _choices(self, view: SeatView) -> list[Action]:
-        """The actions the line allows here; more than one only when the generator breaks a tie."""
+    def _choices(self, view: SeatView) -> list[tuple[int, int] | None]:
+        """The (quantity, face) bids the line allows here, or ``[None]`` to challenge; more
+        than one only when the generator breaks a tie (the action is built for the one drawn)."""
         counts = face_counts(view.hand, view.symbols, self.rules.mode.wild)
         if not view.bids:
             return self._open(counts)
         standing = view.bids[-1]
         quantity, face = standing.quantity, standing.face
         if self.chance[face][quantity - counts[face]] < self.thresholds.chal:
-            return [CHALLENGE]
+            return [None]
         raises = self._best_raises(counts, standing)
         if not raises:
-            return [CHALLENGE]
+            return [None]
         if self.thresholds.pad:
             top = self.rules.max_quantity
             raises = [(q + 1 if q + 1 <= top else q, face) for q, face in raises]
-        return [Bid(quantity, face) for quantity, face in raises]
+        return raises
 
-
-    def _open(self, counts: dict[int, int]) -> list[Action]:
+    def _open(self, counts: dict[int, int]) -> list[tuple[int, int] | None]:
         most = max(counts.values())
         top = self.rules.max_quantity
+        expected = self.expected
         return [
-            Bid(min(max(n + self.expected[face], 1), top), face)
-            for face, n in counts.items()
-            if n == most
+            (min(max(n + expected[face], 1), top), face) for face, n in counts.items() if n == most
         ]
 
     def _best_raises(self, counts: dict[int, int], standing: PublicBid) -> list[tuple[int, int]]:
@@ -123,6 +122,10 @@ class ScriptedSeat:
         if len(options) == 1:
             return options[0]
         return options[int(self.rng.integers(len(options)))]
+
+
+def _action(choice: tuple[int, int] | None) -> Action:
+    return CHALLENGE if choice is None else Bid(*choice)
 
 
 @cache

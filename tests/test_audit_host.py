@@ -81,7 +81,10 @@ def test_a_raising_reporter_costs_its_section_not_the_episode(host):
             results, records = run_episode(broken_host, TABLE, environ={})
     assert results.audit["broken"] == "error: ZeroDivisionError: division by zero"
     assert results.audit["not-json"].startswith("error: TypeError")
-    assert results.audit["nan"] == "error: ValueError: Out of range float values are not JSON compliant"
+    assert (
+        results.audit["nan"]
+        == "error: ValueError: Out of range float values are not JSON compliant"
+    )
     assert results.audit["faced"] == run_episode(host, TABLE, environ={})[0].audit["faced"]
     warned = {e["reporter"] for e in logs if e["event"] == "audit reporter failed"}
     assert warned == {"broken", "not-json", "nan"}

@@ -21,7 +21,9 @@ def one_by_one(streams: seeding.DealStreams, deal: int, seats: int, symbols, han
     )
 
 
-@given(st.integers(0, 2**62), st.integers(0, 10**6), st.integers(2, 8), st.sampled_from([DICE, POKER]))
+@given(
+    st.integers(0, 2**62), st.integers(0, 10**6), st.integers(2, 8), st.sampled_from([DICE, POKER])
+)
 def test_a_batch_deal_is_the_hand_by_hand_deal(seed, deal, seats, mode):
     streams = seeding.DealStreams(seed)
     expected = one_by_one(streams, deal, seats, mode.symbols, mode.hand_size)
@@ -38,7 +40,9 @@ def test_a_word_that_needs_redrawing_sends_the_deal_back_to_hand_by_hand():
         draws_uniformly=True,
         symbols=symbols,
         hand_size=3,
-        draw_hand=lambda rng: tuple(symbols[i] for i in seeding.uniform_indices(rng, len(symbols), 3)),
+        draw_hand=lambda rng: tuple(
+            symbols[i] for i in seeding.uniform_indices(rng, len(symbols), 3)
+        ),
     )
     streams = seeding.DealStreams(5)
     assert seeding.uniform_hands(streams.for_deal(0), symbols, 3, 4) is None

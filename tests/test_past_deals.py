@@ -27,7 +27,9 @@ def past_deal(number: int, draw, big: bool) -> PastDeal:
     seats = draw(st.integers(2, 8))
     size = draw(st.integers(1, 6))
     bids = draw(st.lists(st.builds(PublicBid, numbers, numbers, numbers), max_size=5))
-    hands = tuple(tuple(draw(st.lists(numbers, min_size=size, max_size=size))) for _ in range(seats))
+    hands = tuple(
+        tuple(draw(st.lists(numbers, min_size=size, max_size=size))) for _ in range(seats)
+    )
     return PastDeal(
         number, draw(numbers), tuple(bids), draw(numbers), draw(st.booleans()),
         draw(numbers), hands, draw(numbers), draw(numbers),
@@ -85,4 +87,3 @@ def test_every_view_sees_the_same_history_packed_or_not(monkeypatch, seed):
     monkeypatch.setattr(PastDeals, "RECENT", 2)
     assert table() == unpacked
     assert max(map(len, unpacked)) == 29  # a view of the last deal sees the 29 before it
-
