@@ -180,6 +180,8 @@ class Engine:
         """Every finished deal, appended once; views see it through a :class:`History`."""
         self.history = History(self.past_deals)
         self._table_fields = self._table_view_fields()
+        self._mode_rule_fields = tuple(rules.mode.header_fields().values())
+        """wild, wild_counts_itself, raise_rule: SeatView's last fields, in its order."""
         self._legal_by_standing: dict[tuple[int, int] | None, LegalActions] = {}
 
     # --- the episode ---------------------------------------------------------
@@ -325,20 +327,22 @@ class Engine:
         )  # fmt: skip
 
     def _view(self, deal: _Deal, slot: int, retry_reason: str | None) -> SeatView:
-        standing = deal.standing
+        # Positional, in SeatView's field order: the episode's fields, this decision's,
+        # then the mode's rule data (a view is built per decision; keywords cost a third).
         return SeatView(
-            slot=slot,
-            deal=deal.number,
-            opener=deal.opener,
-            hand=deal.hands[slot],
-            bids=deal.bids,
-            talk=deal.talk,
-            history=self.history,
-            notes=self.notes[slot],
-            notes_truncated=self.notes_truncated[slot],
-            legal=self._legal(standing),
-            retry_reason=retry_reason,
-            **self._table_fields,
+            *self._table_fields,
+            slot,
+            deal.number,
+            deal.opener,
+            deal.hands[slot],
+            deal.bids,
+            deal.talk,
+            self.history,
+            self.notes[slot],
+            self.notes_truncated[slot],
+            self._legal(deal.standing),
+            retry_reason,
+            *self._mode_rule_fields,
         )
 
     def _legal(self, standing: StandingBid | None) -> LegalActions:
@@ -353,19 +357,18 @@ class Engine:
             self._legal_by_standing[key] = legal
         return legal
 
-    def _table_view_fields(self) -> dict:
-        """The view fields that hold for the whole episode, built once."""
+    def _table_view_fields(self) -> tuple:
+        """The view fields that hold for the whole episode, in SeatView's order, built once."""
         rules, mode = self.rules, self.rules.mode
-        return {
-            "mode": mode.name,
-            "symbols": mode.symbols,
-            "hand_size": mode.hand_size,
-            "seats": rules.seats,
-            "table_order": self.order,
-            "max_bids": rules.max_bids,
-            "talk_enabled": self.config.talk,
-            **mode.header_fields(),
-        }
+        return (
+            mode.name,
+            mode.symbols,
+            mode.hand_size,
+            rules.seats,
+            self.order,
+            rules.max_bids,
+            self.config.talk,
+        )
 
     # --- talk and notes ----------------------------------------------------------
 

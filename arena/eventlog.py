@@ -53,6 +53,9 @@ WRITE_EVERY_SECONDS = 0.05
 sixteen at a time, which costs one system call per 16 deals, not per deal."""
 _BLOCK = 1 << 20
 """Bytes read at a time when a log is read back from its file: a long log is never one string."""
+KEEP_BYTES = 1 << 20
+"""A log written to a file is also kept in memory up to this size, so a short episode's
+records are read back without reopening the file; a longer one is read from the file."""
 PART_SUFFIX = ".part"
 MAX_WRITES_CUT = 16
 """How many whole writes (each of one to 16 deals) a full disk may cut to make room
@@ -78,9 +81,10 @@ class EventLog:
     ``path.part`` and renamed on :meth:`close`; a device or pipe (``/dev/null``) is
     written in place. Without ``force`` an existing regular file is refused.
 
-    Memory stays bounded for a log written to a regular file: its lines are not kept,
-    only their running SHA-256, and :meth:`stream` reads them back from the file. A log
-    with no file, or one going to a device that cannot be read back, keeps its bytes.
+    Memory stays bounded for a log written to a regular file: past :data:`KEEP_BYTES`
+    its lines are not kept, only their running SHA-256, and :meth:`stream` reads them
+    back from the file. A log with no file, or one going to a device that cannot be
+    read back, keeps its bytes.
     """
 
     def __init__(self, path: str | Path | None = None, *, force: bool = False):
@@ -95,8 +99,10 @@ class EventLog:
         """The file the bytes go to: ``path.part``, or ``path`` itself for a device."""
         self._fd: int | None = None
         self._pending: list[bytes] = []
-        self._kept: list[bytes] | None = None
-        """Every flushed chunk of whole lines, when there is no regular file to read back."""
+        self._kept: list[bytes] | None = []
+        """Every flushed chunk of whole lines, while the log is small or has no regular
+        file to read back; ``None`` once a file's log outgrows :data:`KEEP_BYTES`."""
+        self._kept_bytes = 0
         self._digest = hashlib.sha256()
         self._committed = 0
         """Bytes of whole lines known to be in the file: where a failed write is cut back to."""
@@ -106,13 +112,13 @@ class EventLog:
         self._force = force
         self._failure: LogWriteError | None = None
         self.last_line = b""
+        """The latest line :meth:`emit` took, as encoded (for a caller that shows it live)."""
         self._unwritten_deals = 0
         self._written_at = time.monotonic()
-        """The latest line :meth:`emit` took, as encoded (for a caller that shows it live)."""
         if self.path is not None:
             self._open()
-        if self.path is None or self.writing == self.path:  # nothing, or a device: keep it here
-            self._kept = []
+        self._keeps_all = self.path is None or self.writing == self.path
+        """No file, or a device: the bytes can be read back only from memory."""
 
     def _open(self) -> None:
         if self.path.is_dir():
@@ -257,6 +263,9 @@ class EventLog:
         self._written_at = time.monotonic()
         if self._kept is not None:
             self._kept.append(data)
+            self._kept_bytes += len(data)
+            if self._kept_bytes > KEEP_BYTES and not self._keeps_all:
+                self._kept = None  # read back from the file from now on
         if self._fd is not None:
             self._write(data)
         self._digest.update(data)

@@ -293,7 +293,7 @@ def _plain(value: Any) -> Any:
 _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=_plain)
 _LONG_DIGITS = re.compile(r"\d{19}")
 _LONG_DIGITS_BYTES = re.compile(rb"[0-9]{19}")
-_FLOATLESS = frozenset({DealStarted, BidMade, ChallengeMade, Fault, Usage})
+_FLOATLESS = frozenset({EpisodeStarted, DealStarted, BidMade, ChallengeMade, Fault, Usage})
 """Events whose fields are all ints, bools, strings, None and tuples of those."""
 BOUNDED_INTS = frozenset({DealStarted, BidMade, ChallengeMade, Fault})
 """Events whose ints the engine bounds (deals, slots, legal bids, hands): never past

@@ -182,17 +182,23 @@ class LegalActions:
 
 @attrs.frozen
 class SeatView:
-    """Everything the acting seat is shown for one decision."""
+    """Everything the acting seat is shown for one decision.
 
-    slot: int
-    deal: int
+    The fields that hold for the whole episode come first, then this decision's, then
+    those with defaults: the engine builds a view per decision positionally, from the
+    episode's part made once (see ``Engine._view``).
+    """
+
     mode: str
     symbols: tuple[int, ...]
     hand_size: int
     seats: int
     table_order: tuple[int, ...]
-    opener: int
     max_bids: int
+    talk_enabled: bool
+    slot: int
+    deal: int
+    opener: int
     hand: tuple[int, ...]
     """This seat's own hidden hand; nobody else's."""
     bids: tuple[PublicBid, ...]
@@ -205,7 +211,6 @@ class SeatView:
     """This seat's private notes, as last written (possibly truncated)."""
     notes_truncated: bool
     legal: LegalActions
-    talk_enabled: bool
     retry_reason: str | None = None
     """On rule 11's second ask: why the first reply was rejected."""
     wild: int | None = None

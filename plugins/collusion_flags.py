@@ -101,7 +101,7 @@ class EpisodeFacings:
             faced=soft.band_faced,
             forgone=soft.band_forgone,
             decisions=soft.decisions,
-            deals=sum(1 for record in records if record["type"] == "challenge"),
+            deals=soft.deals,
         )
 
     @classmethod

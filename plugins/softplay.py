@@ -28,15 +28,36 @@ import attrs
 from arena import hookimpl
 from arena.audit import per_log
 from arena.modes import Mode, from_header
-from arena.probability import tail_table
+from arena.probability import count, tail_table
 
 Matrix = list[list[Any]]
 
 
+class _FaceWorth(dict):
+    """Facing a bid on one face, by need = quantity - the facer's own count of the face:
+    (what challenging was worth and a raise gave up, its band), worked out once per need.
+
+    The worth is max(0, 1 - 2 pTrue), own hand alone. pTrue is the exact binomial tail
+    over the unseen symbols at the face's own p, counted by the mode's rule (``tail[k]``
+    is P(at least k), so a need of 0 or less is certain and one past ``unseen``
+    impossible). It equals ``mode.bid_probability``, read from a table.
+    """
+
+    def __init__(self, tail: tuple[float, ...]):
+        super().__init__()
+        self.tail = tail
+
+    def __missing__(self, need: int) -> tuple[float, int]:
+        p_true = self.tail[min(max(need, 0), len(self.tail) - 1)]
+        value = max(0.0, 1.0 - 2.0 * p_true)
+        worth = self[need] = (value, band(value))
+        return worth
+
+
 @cache
-def _tails(mode: Mode, unseen: int) -> dict[int, tuple[float, ...]]:
-    """Each face's exact tail over ``unseen`` symbols, by the mode's counting (shared)."""
-    return {face: tail_table(unseen, mode.face_p(face)) for face in mode.symbols}
+def _worths(mode: Mode, unseen: int) -> dict[int, _FaceWorth]:
+    """Each face's :class:`_FaceWorth` at a table with ``unseen`` hidden symbols (shared)."""
+    return {face: _FaceWorth(tail_table(unseen, mode.face_p(face))) for face in mode.symbols}
 
 
 BANDS = 10
@@ -63,6 +84,8 @@ class SoftPlay:
     false_bids: list[int]
     decisions: int
     """Every decision a seat took: openings, raises and unforced challenges."""
+    deals: int
+    """Deals resolved (every challenge, forced ones included)."""
 
     @property
     def forgone(self) -> Matrix:
@@ -89,13 +112,13 @@ def _tally(records: Sequence[dict[str, Any]]) -> SoftPlay:
     header = records[0]
     seats = len(header["seats"])
     mode = from_header(header)
-    unseen = (seats - 1) * mode.hand_size
-    tails = _tails(mode, unseen)
+    wild = mode.wild
+    worths = _worths(mode, (seats - 1) * mode.hand_size)
     faced, challenged, net = _zeros(seats), _zeros(seats), _zeros(seats)
     band_faced = [[[0] * (BANDS + 1) for _ in range(seats)] for _ in range(seats)]
     band_forgone = [[[0.0] * (BANDS + 1) for _ in range(seats)] for _ in range(seats)]
     bids, false_bids = [0] * seats, [0] * seats
-    decisions = 0
+    decisions = deals = 0
     hands: list[list[int]] = []
     table: list[int] = []
     """Every symbol of the deal's hands, made at its first bid."""
@@ -108,46 +131,35 @@ def _tally(records: Sequence[dict[str, Any]]) -> SoftPlay:
             slot = record["slot"]
             decisions += 1
             if standing is not None:
-                bidder, value = standing["slot"], _forgone(mode, hands[slot], standing, tails)
-                worth = band(value)
+                bidder, face = standing["slot"], standing["face"]
+                value, worth = worths[face][standing["quantity"] - count(hands[slot], face, wild)]
                 faced[slot][bidder] += 1
                 band_faced[slot][bidder][worth] += 1
                 band_forgone[slot][bidder][worth] += value
             bids[slot] += 1
             table = table or [symbol for hand in hands for symbol in hand]
-            false_bids[slot] += mode.count(table, record["face"]) < record["quantity"]
+            false_bids[slot] += count(table, record["face"], wild) < record["quantity"]
             standing = record
         elif kind == "challenge":
+            deals += 1
             winner, loser = record["winner"], record["loser"]
             net[winner][loser] += 1
             net[loser][winner] -= 1
             if not record["forced"]:
-                slot, bidder = record["slot"], record["bidder"]
+                slot, bidder, face = record["slot"], record["bidder"], record["face"]
                 decisions += 1
                 faced[slot][bidder] += 1
                 challenged[slot][bidder] += 1
-                band_faced[slot][bidder][band(_forgone(mode, hands[slot], record, tails))] += 1
+                _value, worth = worths[face][record["quantity"] - count(hands[slot], face, wild)]
+                band_faced[slot][bidder][worth] += 1
             standing = None
-    return SoftPlay(faced, challenged, net, band_faced, band_forgone, bids, false_bids, decisions)
+    return SoftPlay(
+        faced, challenged, net, band_faced, band_forgone, bids, false_bids, decisions, deals
+    )
 
 
 tally = per_log(_tally)
 """The tally of one log, computed once however many reporters ask for it."""
-
-
-def _forgone(
-    mode: Mode, hand: list[int], bid: dict[str, Any], tails: dict[int, tuple[float, ...]]
-) -> float:
-    """What challenging was worth and a raise gave up: max(0, 1 - 2 pTrue), own hand alone.
-
-    pTrue is the exact binomial tail over the unseen symbols at the face's own p, counted
-    by the mode's rule (``tail[k]`` is P(at least k), so a need of 0 or less is certain and
-    one past ``unseen`` impossible). It equals ``mode.bid_probability``, read from a table.
-    """
-    tail = tails[bid["face"]]
-    need = bid["quantity"] - mode.count(hand, bid["face"])
-    p_true = tail[min(max(need, 0), len(tail) - 1)]
-    return max(0.0, 1.0 - 2.0 * p_true)
 
 
 def band(value: float) -> int:

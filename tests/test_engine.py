@@ -22,6 +22,7 @@ from arena.modes import Mode
 from arena.rules import TableRules
 from arena.runner import EpisodeRequest, SetupError, run_episode, table_specs
 from arena.seats import Reply, SeatContext, SeatSpec
+from arena.view import SeatView
 from arena_plugins.dice import DICE
 from arena_plugins.random_seat import RandomSeat
 from arena_plugins.scripted import bayes
@@ -218,3 +219,19 @@ def test_a_failing_talk_filter_silences_the_line_not_the_table():
     assert bids and all(b["say"] == "hello" and b["published"] is None for b in bids)
     assert outcome.status == "complete"
     assert all(view.talk == () for seat in seats for view in seat.views)
+
+
+def test_the_engine_builds_views_in_seatview_field_order():
+    """Engine._view passes the view's fields by position: the episode's first, this
+    decision's, then the mode's rule data in header_fields() order. A wild-ones table
+    (every rule field off its default) shows each value under its own name."""
+    from arena_plugins.wild import WILD
+
+    seen = Scripted([])
+    play_table([seen, Scripted([])], WILD, seed=5, deals=1)
+    view = seen.views[0]
+    assert (view.mode, view.symbols, view.hand_size, view.seats) == ("wild", WILD.symbols, 5, 2)
+    assert (view.max_bids, view.talk_enabled, view.slot, view.deal) == (12, False, 0, 0)
+    assert (view.wild, view.wild_counts_itself, view.raise_rule) == (1, False, "wild-ones")
+    assert view.retry_reason is None and view.notes is None and view.history == ()
+    assert list(WILD.header_fields()) == [f.name for f in attrs.fields(SeatView)][-3:]

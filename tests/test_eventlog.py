@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 
+import attrs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -374,6 +375,14 @@ def test_the_fast_encoder_writes_the_stdlib_bytes(say, notes, tokens):
         assert from_line(line) == json.loads(line)
 
 
+@pytest.mark.parametrize("event", [*SAMPLES, attrs.evolve(SAMPLES[0], seed=2**70)], ids=repr)
+def test_every_event_line_is_the_stdlib_encoding(event):
+    """orjson writes the header and the per-decision lines, the stdlib the rest (floats,
+    replies) and any line orjson refuses (a seed past 64 bits): the bytes are the same."""
+    stdlib = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=attrs.asdict)
+    assert to_line(event) == stdlib.encode(event.to_record())
+
+
 @pytest.mark.parametrize("on_disk", [False, True], ids=["memory", "file"])
 def test_records_read_ints_past_64_bits_back_as_ints(tmp_path, on_disk):
     """orjson would read 2**70 as the float 1.1805916207174113e+21; the log's reader must
@@ -389,3 +398,23 @@ def test_records_read_ints_past_64_bits_back_as_ints(tmp_path, on_disk):
     assert usage["cacheWriteTokens"] == 18446744073709551616
     assert all(type(v) is int for k, v in usage.items() if k.endswith("Tokens"))
     assert records == [json.loads(line) for line in log.text().splitlines()]
+
+
+@pytest.mark.parametrize("on_disk", [False, True], ids=["memory", "file"])
+def test_a_log_past_the_memory_cap_is_read_back_from_its_file(tmp_path, monkeypatch, on_disk):
+    """Past KEEP_BYTES a file's log is no longer held in memory and LogRecords reads it
+    from the file, chunk by chunk, on every pass; a log with no file keeps every byte."""
+    monkeypatch.setattr("arena.eventlog.KEEP_BYTES", 300)
+    monkeypatch.setattr("arena.eventlog._BLOCK", 64)  # blocks end mid-line: carried over
+    monkeypatch.setattr("arena.eventlog.KEEP_PARSED", 10)  # records parsed again per pass
+    log = EventLog(tmp_path / "long.jsonl" if on_disk else None)
+    events = [SAMPLES[0], *[SAMPLES[1], SAMPLES[5], SAMPLES[6]] * 40, SAMPLES[7]]
+    for event in events:
+        log.emit(event)
+    log.close()
+    assert (log._kept is None) is on_disk
+    expected = [json.loads(to_line(event)) for event in events]
+    assert log.records() == expected
+    stream = log.stream()
+    assert len(stream) == len(events) and stream[0] == expected[0] and stream[-1] == expected[-1]
+    assert list(stream) == list(stream) == expected  # every pass reads the same records
