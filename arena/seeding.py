@@ -80,21 +80,35 @@ class DealStreams:
         self._bits = np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(DEAL,)))
         self._start = self._bits.state
         self._generator = np.random.Generator(self._bits)
+        self._into: tuple[int, int] | None = None
+        """(deal, words): the generator stands ``words`` raw draws into that deal's stretch
+        and holds nothing buffered, so the next deal starts a relative advance away."""
 
     def for_deal(self, deal: int) -> np.random.Generator:
         self._bits.state = self._start
         self._bits.advance(deal * self.STRIDE)
+        self._into = None
         return self._generator
 
     def hands(self, deal: int, seats: int, mode: Mode) -> tuple[tuple[int, ...], ...]:
         """Rule 1: deal ``deal``'s hands in slot order, each from the mode's draw."""
-        rng = self.for_deal(deal)
         if mode.draws_uniformly:
-            dealt = uniform_hands(rng, mode.symbols, mode.hand_size, seats)
+            dealt = uniform_hands(self._next_after(deal), mode.symbols, mode.hand_size, seats)
             if dealt is not None:
+                self._into = (deal, seats * mode.hand_size)
                 return dealt
-            rng = self.for_deal(deal)  # a word needs redrawing: deal hand by hand instead
+            # a word needs redrawing: deal hand by hand instead, from the deal's start
+        rng = self.for_deal(deal)
         return tuple(mode.draw_hand(rng) for _ in range(seats))
+
+    def _next_after(self, deal: int) -> np.random.Generator:
+        """:meth:`for_deal`, stepping on from the previous deal's words where it can:
+        setting the state costs more than the advance itself."""
+        if self._into is not None and self._into[0] == deal - 1:
+            self._bits.advance(self.STRIDE - self._into[1])
+            self._into = None
+            return self._generator
+        return self.for_deal(deal)
 
 
 _WORD = 1 << 64

@@ -8,7 +8,8 @@ shown against its own run's ``floor+log`` as well as before against after.
 All rates are decisions per CPU-second with the full event log written.
 
     git archive 228c3f7 | tar -x -C /tmp/before
-    python bench/bench_before_after.py --before /tmp/before      # 2 rounds, best counts
+    python bench/bench_before_after.py --before /tmp/before      # 2 rounds x best of 3
+    python bench/bench_before_after.py --before /tmp/before --deals 20 --episodes 60
 
 The compiled engine's rows (which an older tree lacks) are left out: see
 bench_decisions.py for them.
@@ -67,9 +68,12 @@ def main(argv=None) -> int:
     parser.add_argument("--rounds", type=int, default=2, help="alternating rounds; best counts")
     parser.add_argument("--deals", default="400")
     parser.add_argument("--episodes", default="3")
+    parser.add_argument(
+        "--repeat", default="3", help="runs per child, best counts (as bench_decisions.py)"
+    )
     args = parser.parse_args(argv)
     here = Path(__file__).resolve().parent.parent
-    passthrough = ["--deals", args.deals, "--episodes", args.episodes, "--repeat", "1"]
+    passthrough = ["--deals", args.deals, "--episodes", args.episodes, "--repeat", args.repeat]
     runs: dict[str, list[dict]] = {"before": [], "after": []}
     for _ in range(args.rounds):
         runs["before"].append(measure(args.before, passthrough))

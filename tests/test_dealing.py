@@ -47,3 +47,15 @@ def test_a_word_that_needs_redrawing_sends_the_deal_back_to_hand_by_hand():
     streams = seeding.DealStreams(5)
     assert seeding.uniform_hands(streams.for_deal(0), symbols, 3, 4) is None
     assert streams.hands(0, 4, huge) == one_by_one(streams, 0, 4, symbols, 3)
+
+
+@given(st.integers(0, 2**62), st.integers(0, 10**6), st.sampled_from([DICE, POKER]))
+def test_deals_in_a_row_are_the_deals_dealt_alone(seed, first, mode):
+    # One DealStreams steps from each deal to the next (relative advance); each deal must
+    # equal the same deal dealt hand by hand from its own start, and so must a deal
+    # asked out of order (a fresh start) after them.
+    streams = seeding.DealStreams(seed)
+    for deal in [first, first + 1, first + 2, first + 7, first + 8]:
+        assert streams.hands(deal, 4, mode) == one_by_one(
+            seeding.DealStreams(seed), deal, 4, mode.symbols, mode.hand_size
+        )
