@@ -227,7 +227,7 @@ def from_record(record: dict[str, Any]) -> Event:
 def to_line(event: Event) -> str:
     """The event as one compact JSON line (no trailing newline)."""
     record = event.to_record()
-    fast = _fast_line(event, record)
+    fast = _fast_line(type(event), record)
     return fast[:-1].decode("utf-8") if fast is not None else _ENCODER.encode(record)
 
 
@@ -236,12 +236,13 @@ def encode_line(event: Event) -> bytes:
 
     ``UnicodeEncodeError`` for text no UTF-8 file can hold (a lone surrogate).
     """
-    record = event.to_record()
-    fast = _fast_line(event, record)
+    kind = type(event)
+    record = _RECORD_MAKERS[kind](event)
+    fast = _fast_line(kind, record)
     return fast if fast is not None else (_ENCODER.encode(record) + "\n").encode("utf-8")
 
 
-def _fast_line(event: Event, record: dict[str, Any]) -> bytes | None:
+def _fast_line(kind: type[Event], record: dict[str, Any]) -> bytes | None:
     """The line by orjson, with its newline, or ``None`` where the stdlib must write it.
 
     The per-decision events are encoded by orjson, which writes the same bytes as
@@ -250,7 +251,7 @@ def _fast_line(event: Event, record: dict[str, Any]) -> bytes | None:
     differently: ``1e-05`` against ``1e-5``) or any reply a seat sent keep the stdlib
     encoder, as does a value orjson refuses (an int past 64 bits, a lone surrogate).
     """
-    if type(event) in _FLOATLESS:
+    if kind in _FLOATLESS:
         try:
             return orjson.dumps(record, default=_plain, option=orjson.OPT_APPEND_NEWLINE)
         except orjson.JSONEncodeError:
