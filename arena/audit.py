@@ -43,8 +43,8 @@ log = structlog.get_logger(__name__)
 def per_log(compute: Callable[[list], Any]) -> Callable[[list], Any]:
     """``compute(records)`` made once per log however many reporters ask for it.
 
-    :func:`run_audit` hands every reporter the same records list (which reporters must
-    not mutate), so the result is kept by that list's identity; only the latest log's.
+    :func:`run_audit` hands every reporter the same records (which reporters must
+    not mutate), so the result is kept by their identity; only the latest log's.
     """
     last: tuple[list, Any] | None = None
 

@@ -53,8 +53,11 @@ def register_talk_filters(register):
 def register_audit_reporters(register):
     """Register audit reporters: ``register(name, reporter, pool=None)``.
 
-    ``reporter(records)`` receives the finished event log (a list of JSON objects,
+    ``reporter(records)`` receives the finished event log (a sequence of JSON objects,
     full information, without any ``audit`` lines) and returns a JSON-able section.
+    Read it in passes and take the header as ``records[0]``: a long episode's records
+    (:class:`arena.eventlog.LogRecords`) are read back from the log on each pass, not
+    held in memory, so any other index walks the log.
     One rule for every reporter, ours included: the section is ``results.audit[name]``
     (the soft-play figures are reporters named ``faced``, ``expLoss``, ...). A name
     registered twice is an error naming both plugins. Reporters run in name order
