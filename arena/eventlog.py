@@ -114,6 +114,8 @@ class EventLog:
         self.last_line = b""
         """The latest line :meth:`emit` took, as encoded (for a caller that shows it live)."""
         self._unwritten_deals = 0
+        self._finished = 0
+        """How many of the pending lines belong to deals that have ended."""
         self._written_at = time.monotonic()
         if self.path is not None:
             self._open()
@@ -155,6 +157,7 @@ class EventLog:
     def _deal_ended(self, last: bool) -> None:
         """Write the deals waiting once enough of them, or enough time, has gone by."""
         self._unwritten_deals += 1
+        self._finished = len(self._pending)
         if (
             last
             or self._unwritten_deals >= WRITE_EVERY_DEALS
@@ -240,6 +243,17 @@ class EventLog:
                 )
             os.replace(self.writing, self.path)
 
+    def write_finished(self) -> None:
+        """Write the deals that have ended and wait their turn, not the one in progress:
+        after an error that stops the run (not a signal, which :meth:`interrupt` marks),
+        the file still ends at the last finished deal."""
+        if self._fd is None or self._failure is not None or not self._finished:
+            return
+        in_progress = self._pending[self._finished :]
+        del self._pending[self._finished :]
+        self._flush()
+        self._pending = in_progress
+
     def interrupt(self, reason: str) -> Path | None:
         """End the file with what is pending and an ``interrupted`` line; returns where it is.
 
@@ -259,7 +273,7 @@ class EventLog:
             return
         data = b"".join(self._pending)
         self._pending.clear()
-        self._unwritten_deals = 0
+        self._unwritten_deals = self._finished = 0
         self._written_at = time.monotonic()
         if self._kept is not None:
             self._kept.append(data)

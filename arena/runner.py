@@ -171,6 +171,9 @@ def run_episode(
         except KeyboardInterrupt as stop:
             reason = "SIGTERM" if isinstance(stop, Terminated) else "SIGINT"
             raise EpisodeInterrupted(reason, event_log.interrupt(reason)) from None
+        except Exception:
+            event_log.write_finished()  # the partial log keeps every deal that ended
+            raise
         event_log.close()
         records = event_log.stream() if flags else played
     finally:

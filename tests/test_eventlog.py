@@ -418,3 +418,22 @@ def test_a_log_past_the_memory_cap_is_read_back_from_its_file(tmp_path, monkeypa
     stream = log.stream()
     assert len(stream) == len(events) and stream[0] == expected[0] and stream[-1] == expected[-1]
     assert list(stream) == list(stream) == expected  # every pass reads the same records
+
+
+def test_after_an_error_the_finished_deals_are_written_not_the_one_in_progress(
+    tmp_path, monkeypatch
+):
+    monkeypatch.setattr("arena.eventlog.time.monotonic", lambda: 100.0)  # nothing written yet
+    log = EventLog(tmp_path / "episode.jsonl")
+    for event in SAMPLES[:7]:  # header, deal 0 to its challenge
+        log.emit(event)
+    log.emit(SAMPLES[1])  # the next deal starts
+    log.emit(SAMPLES[5])  # and a bid is made in it
+    assert on_disk(tmp_path) == []
+    log.write_finished()
+    assert on_disk(tmp_path)[-1] == "challenge" and len(on_disk(tmp_path)) == 7
+    log.emit(SAMPLES[6])  # the run could even go on: the rest is still pending, in order
+    log.emit(SAMPLES[7])
+    log.close()
+    kinds = [r["type"] for r in read_log(tmp_path / "episode.jsonl")]
+    assert kinds[7:] == ["deal", "bid", "challenge", "result"]
