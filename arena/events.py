@@ -28,7 +28,7 @@ def _tuple(items) -> tuple:
 
 
 def _tuple2(rows) -> tuple[tuple, ...]:
-    return tuple(tuple(row) for row in rows)
+    return tuple(map(tuple, rows))
 
 
 @attrs.frozen
