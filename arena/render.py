@@ -4,7 +4,7 @@ standings and audit tables."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from numbers import Number
 from typing import Any
 
@@ -26,6 +26,9 @@ def deal_lines(records: Iterable[dict[str, Any]], every_decision: bool = False) 
         yield from narrator.lines(record)
 
 
+NO_LINES: tuple[str, ...] = ()
+
+
 @attrs.define
 class Narrator:
     """Turns log records, fed one at a time as they happen, into terminal lines.
@@ -41,19 +44,28 @@ class Narrator:
     _hands: list = attrs.Factory(list)
     _bids: list[str] = attrs.Factory(list)
     _talk: list[str] = attrs.Factory(list)
+    _reveal: tuple[str, int] | None = None
+    """The reveal line as one format for the episode's shape (seats x hand size), and how
+    many symbols it takes, made from its header: a deal's hands are then one ``%`` of
+    their symbols, not a join each."""
 
-    def lines(self, record: dict[str, Any]) -> list[str]:
+    def lines(self, record: dict[str, Any]) -> Sequence[str]:
         kind = record["type"]
-        if kind == "deal":
-            self._deal, self._opener = record["deal"], record["opener"]
-            self._hands, self._bids, self._talk = record["hands"], [], []
-            return [self._at(f"s{self._opener} opens")] if self.every_decision else []
-        if kind == "bid":
+        if kind == "bid":  # the commonest first: this runs once a record
             return self._bid(record)
         if kind == "challenge":
             return self._challenge(record)
+        if kind == "deal":
+            self._deal, self._opener = record["deal"], record["opener"]
+            self._hands, self._bids, self._talk = record["hands"], [], []
+            return [self._at(f"s{self._opener} opens")] if self.every_decision else NO_LINES
+        if kind == "episode":
+            hand = " ".join(["%d"] * record["handSize"])
+            slots = " | ".join(f"s{slot} {hand}" for slot in range(len(record["seats"])))
+            self._reveal = f"{'':10}hands  {slots}", len(record["seats"]) * record["handSize"]
+            return NO_LINES
         if not self.every_decision:
-            return []
+            return NO_LINES
         if kind == "rejected":
             return [self._at(f"s{record['slot']} rejected: {record['reason']}")]
         if kind == "fault":
@@ -67,34 +79,39 @@ class Narrator:
             ]
         return []
 
-    def _bid(self, record: dict[str, Any]) -> list[str]:
-        slot, bid = record["slot"], f"{record['quantity']}x{record['face']}"
+    def _bid(self, record: dict[str, Any]) -> Sequence[str]:
+        slot, quantity, face = record["slot"], record["quantity"], record["face"]
         mark = "*" if record["fallback"] else ""
-        self._bids.append(f"s{slot}:{bid}{mark}")
-        said = self._said(record)
+        self._bids.append(f"s{slot}:{quantity}x{face}{mark}")
+        said = self._said(record) if record["published"] is not None else []
         if not self.every_decision:
-            return []
+            return NO_LINES
+        bid = f"{quantity}x{face}"
         fallback = " (rule 11 fallback)" if record["fallback"] else ""
         return [self._at(f"s{slot} bids {bid}{fallback}"), *said]
 
-    def _challenge(self, record: dict[str, Any]) -> list[str]:
+    def _challenge(self, record: dict[str, Any]) -> Sequence[str]:
         how = "forced" if record["forced"] else "challenges"
         outcome = (
             f"s{record['slot']} {how} {record['quantity']}x{record['face']}: "
             f"actual {record['actual']}, s{record['winner']} +1, s{record['loser']} -1"
         )
-        said = self._said(record)
-        hands = " | ".join(f"s{slot} {' '.join(map(str, h))}" for slot, h in enumerate(self._hands))
-        reveal = f"{'':10}hands  {hands}"
+        said = self._said(record) if record["published"] is not None else []
+        reveal = self._reveal_line()
         if self.every_decision:
             return [self._at(outcome), *said, reveal]
         summary = f"deal {self._deal:>3}  opener s{self._opener}  {' '.join(self._bids)}"
         return [f"{summary}  | {outcome}", reveal, *self._talk]
 
+    def _reveal_line(self) -> str:
+        symbols = [symbol for hand in self._hands for symbol in hand]
+        if self._reveal is not None and self._reveal[1] == len(symbols):
+            return self._reveal[0] % tuple(symbols)
+        hands = " | ".join(f"s{slot} {' '.join(map(str, h))}" for slot, h in enumerate(self._hands))
+        return f"{'':10}hands  {hands}"
+
     def _said(self, record: dict[str, Any]) -> list[str]:
-        """The published talk of a decision (none when talk is off or filtered away)."""
-        if record["published"] is None:
-            return []
+        """The published talk of a decision (called only when there is some)."""
         line = f"{'':10}s{record['slot']} says: {record['published']}"
         self._talk.append(line)
         return [line]

@@ -10,6 +10,7 @@ from replay_expected import hand_made_log
 
 from arena.cli import main
 from arena.eventlog import read_log
+from arena.render import deal_lines
 from arena.runner import EpisodeRequest, run_episode
 from arena.seats import SeatSpec
 
@@ -38,6 +39,17 @@ def test_show_prints_the_hand_worked_deal(tmp_path, capsys):
         "  s2  bayes  points +1  score 1.000",
         "  s3  bayes  points +0  score 0.500",
     ]
+
+
+def test_the_reveal_reads_the_same_with_or_without_the_header():
+    # The header sets one format for the episode's hands (4 seats x 5); a deal fed without
+    # it, or with hands of another shape, is joined hand by hand: the same line either way.
+    records = hand_made_log()
+    reveal = "          hands  s0 6 6 1 2 3 | s1 6 2 2 4 5 | s2 3 3 3 1 4 | s3 5 5 6 6 6"
+    assert list(deal_lines(records))[1] == reveal
+    assert list(deal_lines(records[1:]))[1] == reveal  # no header
+    odd = [records[0], {**records[1], "hands": [[6, 6], [1], [], [5, 5, 6]]}, *records[2:]]
+    assert list(deal_lines(odd))[1] == "          hands  s0 6 6 | s1 1 | s2  | s3 5 5 6"
 
 
 def test_show_decisions_prints_one_line_per_decision(tmp_path, capsys):

@@ -38,10 +38,16 @@ def discover(environ: Mapping[str, str]) -> list[Distribution]:
     """Installed distributions in name order, first-party first; ``ARENA_BLOCK_PLUGINS`` applied."""
     blocked = {n.strip() for n in environ.get("ARENA_BLOCK_PLUGINS", "").split(",") if n.strip()}
     grouped: dict[tuple[str, str], list[EntryPoint]] = {}
+    named: dict[object, tuple[str, str]] = {}
+    """Each distribution's (name, version), read once: each read parses its METADATA."""
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         if ep.name in blocked:
             continue
-        dist = (ep.dist.name, ep.dist.version) if ep.dist else ("unknown", "unknown")
+        if ep.dist is None:
+            dist = ("unknown", "unknown")
+        elif (dist := named.get(ep.dist)) is None:
+            metadata = ep.dist.metadata
+            dist = named[ep.dist] = (metadata["Name"], metadata["Version"])
         grouped.setdefault(dist, []).append(ep)
     found = [
         Distribution(name, version, tuple(sorted(eps, key=lambda e: e.name)))
