@@ -39,7 +39,6 @@ from arena.events import (
     Event,
     Interrupted,
     encode_line,
-    from_line,
     from_record,
     may_hold_long_int,
     parse_fast,
@@ -190,12 +189,17 @@ class EventLog:
         """Parsed records, a chunk of whole lines at a time, from memory or the file."""
         first = 0
         for data in self._kept if self._kept is not None else self._read_back():
-            lines = data.count(b"\n")
-            if any(first <= index < first + lines for index in self._long_ints):
-                yield [from_line(line) for line in data.decode("utf-8").splitlines()]
-            else:  # a chunk of lines as one JSON array: one parse instead of one per line
-                yield parse_fast(b"[" + data[:-1].replace(b"\n", b",") + b"]")
-            first += lines
+            # The chunk's lines as one JSON array: one parse instead of one per line ...
+            records = parse_fast(b"[" + data[:-1].replace(b"\n", b",") + b"]")
+            if self._long_ints and first <= self._long_ints[-1]:
+                # ... then each line that may hold an int past 64 bits again, by the stdlib
+                # (orjson reads such an int as a float): a league's 62-bit seed, say.
+                lines = data.split(b"\n")
+                for index in self._long_ints:
+                    if first <= index < first + len(records):
+                        records[index - first] = json.loads(lines[index - first])
+            yield records
+            first += len(records)
 
     def _read_back(self) -> Iterator[bytes]:
         """The written file in blocks of whole lines, exactly its committed bytes."""
