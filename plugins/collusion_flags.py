@@ -213,27 +213,33 @@ def pool(
     keys = tuple(sorted({key(e, slot) for e in episodes for slot in range(len(e.policies))}))
     at = {k: i for i, k in enumerate(keys)}
     size, bands = range(len(keys)), BANDS + 1
-    faced = [[[0] * bands for _ in size] for _ in size]
-    parts: list[list[list[list[float]]]] = [[[] for _ in size] for _ in size]
-    """Per pair of keys, each episode's band row of forgone sums, summed band by band at the end."""
+    faced: list[list[list[list[int]]]] = [[[] for _ in size] for _ in size]
+    forgone: list[list[list[list[float]]]] = [[[] for _ in size] for _ in size]
+    """Per pair of keys, each episode's band rows, summed band by band at the end."""
     together = [[False for _ in size] for _ in size]
     for episode in episodes:
         index = [at[key(episode, slot)] for slot in range(len(episode.policies))]
         for a, b in _ordered_pairs(len(index)):
             i, j = index[a], index[b]
             together[i][j] = True
-            faced[i][j] = [n + m for n, m in zip(faced[i][j], episode.faced[a][b], strict=True)]
-            parts[i][j].append(episode.forgone[a][b])
+            faced[i][j].append(episode.faced[a][b])
+            forgone[i][j].append(episode.forgone[a][b])
     return Pool(
         scope=scope,
         keys=keys,
-        band_faced=faced,
+        band_faced=[
+            [
+                [sum(band) for band in zip(*cell, strict=True)] if cell else [0] * bands
+                for cell in row
+            ]
+            for row in faced
+        ],
         band_forgone=[
             [
                 [math.fsum(band) for band in zip(*cell, strict=True)] if cell else [0.0] * bands
                 for cell in row
             ]
-            for row in parts
+            for row in forgone
         ],
         together=together,
         episodes=len(episodes),
