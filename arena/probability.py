@@ -81,6 +81,12 @@ def bid_probability(
 def tail_table(unseen: int, p: Fraction) -> tuple[float, ...]:
     """``table[k] == at_least(unseen, k, p)`` for k = 0 .. unseen + 1: one lookup per bid.
 
-    Index with ``min(max(need, 0), unseen + 1)``.
+    Read it with :func:`tail_at`.
     """
     return tuple(at_least(unseen, k, p) for k in range(unseen + 2))
+
+
+def tail_at(table: Sequence[float], need: int) -> float:
+    """A :func:`tail_table`'s P(at least ``need``): its first entry (1) at or below 0,
+    its last (0) past ``unseen``."""
+    return table[min(max(need, 0), len(table) - 1)]

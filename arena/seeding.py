@@ -114,6 +114,11 @@ class DealStreams:
 _WORD = 1 << 64
 
 
+def _unbiased_below(n: int) -> int:
+    """The largest multiple of n up to 2**64: a raw word at or above it is redrawn."""
+    return _WORD - _WORD % n
+
+
 def uniform_indices(rng: np.random.Generator, n: int, count: int) -> list[int]:
     """``count`` independent draws from ``range(n)``, each exactly uniform.
 
@@ -123,7 +128,7 @@ def uniform_indices(rng: np.random.Generator, n: int, count: int) -> list[int]:
     most of the cost of dealing a hand.
     """
     bits = rng.bit_generator
-    limit = _WORD - _WORD % n
+    limit = _unbiased_below(n)
     indices = []
     for word in bits.random_raw(count).tolist():
         while word >= limit:
@@ -145,7 +150,7 @@ def uniform_hands(
     """
     n = len(symbols)
     words = rng.bit_generator.random_raw(seats * hand_size).tolist()
-    if max(words) >= _WORD - _WORD % n:
+    if max(words) >= _unbiased_below(n):
         return None
     picked = [symbols[word % n] for word in words]
     return tuple(

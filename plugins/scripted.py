@@ -26,7 +26,7 @@ import attrs
 
 from arena import hookimpl
 from arena.actions import Action, Bid, Challenge
-from arena.probability import face_counts, tail_table
+from arena.probability import face_counts, tail_at, tail_table
 from arena.rules import StandingBid, TableRules
 from arena.seats import SeatContext
 from arena.view import PublicBid, SeatView
@@ -142,7 +142,7 @@ def likelihoods(rules: TableRules) -> tuple[dict[int, dict[int, float]], dict[in
     by_p = {}
     for p in {mode.face_p(face) for face in mode.symbols}:
         tail = tail_table(rules.unseen, p)
-        by_p[p] = {need: tail[min(max(need, 0), len(tail) - 1)] for need in needs}
+        by_p[p] = {need: tail_at(tail, need) for need in needs}
     chance = {face: by_p[mode.face_p(face)] for face in mode.symbols}
     expected = {face: math.floor(rules.unseen * mode.face_p(face)) for face in mode.symbols}
     return chance, expected

@@ -28,7 +28,7 @@ import attrs
 from arena import hookimpl
 from arena.audit import per_log
 from arena.modes import Mode, from_header
-from arena.probability import count, tail_table
+from arena.probability import count, tail_at, tail_table
 
 Matrix = list[list[Any]]
 
@@ -48,7 +48,7 @@ class _FaceWorth(dict):
         self.tail = tail
 
     def __missing__(self, need: int) -> tuple[float, int]:
-        p_true = self.tail[min(max(need, 0), len(self.tail) - 1)]
+        p_true = tail_at(self.tail, need)
         value = max(0.0, 1.0 - 2.0 * p_true)
         worth = self[need] = (value, band(value))
         return worth
