@@ -3,10 +3,11 @@
 The writer streams the log to a file as the episode runs, writing whole deals
 (each one as it ends on a slow table, sixteen at a time on a fast one), so a
 crash loses at most the deal in progress and 50 ms or 16 deals of play before
-it, and it keeps only a running digest; a log with no file is kept in memory. Reporters always parse
-the lines back (:class:`LogRecords`, from the file or that memory), so an
-episode's audit and the audit of its saved file read the same bytes, and a
-long episode's audit runs in bounded memory.
+it. Of a long log it keeps only a running digest; a short one, or one with no
+file, is also kept in memory. Reporters always parse the lines back
+(:class:`LogRecords`, from the file or that memory), so an episode's audit and
+the audit of its saved file read the same bytes, and a long episode's audit
+runs in bounded memory.
 
 A log is never lost or clobbered: it is written to ``NAME.part`` and renamed to
 ``NAME`` only when the episode settles; an existing file is refused unless the

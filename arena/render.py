@@ -83,7 +83,7 @@ class Narrator:
         slot, quantity, face = record["slot"], record["quantity"], record["face"]
         mark = "*" if record["fallback"] else ""
         self._bids.append(f"s{slot}:{quantity}x{face}{mark}")
-        said = self._said(record) if record["published"] is not None else []
+        said = self._said(record)
         if not self.every_decision:
             return NO_LINES
         bid = f"{quantity}x{face}"
@@ -96,7 +96,7 @@ class Narrator:
             f"s{record['slot']} {how} {record['quantity']}x{record['face']}: "
             f"actual {record['actual']}, s{record['winner']} +1, s{record['loser']} -1"
         )
-        said = self._said(record) if record["published"] is not None else []
+        said = self._said(record)
         reveal = self._reveal_line()
         if self.every_decision:
             return [self._at(outcome), *said, reveal]
@@ -110,8 +110,10 @@ class Narrator:
         hands = " | ".join(f"s{slot} {' '.join(map(str, h))}" for slot, h in enumerate(self._hands))
         return f"{'':10}hands  {hands}"
 
-    def _said(self, record: dict[str, Any]) -> list[str]:
-        """The published talk of a decision (called only when there is some)."""
+    def _said(self, record: dict[str, Any]) -> Sequence[str]:
+        """The published talk of a decision (none when talk is off or filtered away)."""
+        if record["published"] is None:
+            return NO_LINES
         line = f"{'':10}s{record['slot']} says: {record['published']}"
         self._talk.append(line)
         return [line]

@@ -68,7 +68,7 @@ class PastDeals(Sequence[PastDeal]):
         if len(self._recent) >= 2 * self.RECENT:
             start = len(self._packed)
             old = self._recent[: self.RECENT]
-            self._packed += (_pack(deal, start + i) for i, deal in enumerate(old))
+            self._packed += (_pack(past, start + i) for i, past in enumerate(old))
             del self._recent[: self.RECENT]
 
     def __len__(self) -> int:
