@@ -40,6 +40,7 @@ from arena.events import (
     Event,
     Interrupted,
     encode_line,
+    encode_record,
     from_record,
     may_hold_long_int,
     parse_fast,
@@ -113,6 +114,9 @@ class EventLog:
         self._failure: LogWriteError | None = None
         self.last_line = b""
         """The latest line :meth:`emit` took, as encoded (for a caller that shows it live)."""
+        self.last_record: dict[str, Any] = {}
+        """That line's record as the event made it, before encoding: for a display that
+        reads only its own fields, which may hold tuples where a parsed line has lists."""
         self._unwritten_deals = 0
         self._finished = 0
         """How many of the pending lines belong to deals that have ended."""
@@ -143,7 +147,8 @@ class EventLog:
         if self._failure is not None:  # a swallowed write error must still stop the episode
             raise self._failure
         kind = type(event)
-        line = encode_line(event)
+        record = self.last_record = event.to_record()
+        line = encode_record(kind, record)
         if kind not in BOUNDED_INTS:
             if may_hold_long_int(line):
                 self._long_ints.append(self.count)
@@ -165,7 +170,7 @@ class EventLog:
         ):
             self._flush()
 
-    def emit_deals(self, text: str) -> None:
+    def emit_deals(self, lines: bytes) -> None:
         """Whole deals' lines, already encoded (by the compiled engine), each ending in a
         newline: kept and written as :meth:`emit` keeps and writes an event's line.
 
@@ -173,8 +178,8 @@ class EventLog:
         """
         if self._failure is not None:
             raise self._failure
-        self.count += text.count("\n")
-        self._pending.append(text.encode("utf-8"))
+        self.count += lines.count(b"\n")
+        self._pending.append(lines)
         self._flush()
 
     def records(self) -> list[dict[str, Any]]:

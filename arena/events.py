@@ -237,7 +237,11 @@ def encode_line(event: Event) -> bytes:
     ``UnicodeEncodeError`` for text no UTF-8 file can hold (a lone surrogate).
     """
     kind = type(event)
-    record = _RECORD_MAKERS[kind](event)
+    return encode_record(kind, _RECORD_MAKERS[kind](event))
+
+
+def encode_record(kind: type[Event], record: dict[str, Any]) -> bytes:
+    """:func:`encode_line` of an event of class ``kind`` whose record is already made."""
     fast = _fast_line(kind, record)
     return fast if fast is not None else (_ENCODER.encode(record) + "\n").encode("utf-8")
 

@@ -210,29 +210,40 @@ def test_the_real_console_script_reports_errors_in_one_line(tmp_path):
         assert_one_line_error(code, out.decode(), err.decode(), fragment)
 
 
-def test_a_long_run_shows_progress_on_a_terminal_and_nowhere_else(tmp_path):
-    """stderr a terminal: one redrawn ``deal N/M`` line, cleared before the results;
-    stderr a pipe (a script, a log file): not a byte of it."""
+def read_terminal(leader: int) -> bytes:
+    """Everything written to a pseudo-terminal until the writer's side closes."""
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # the terminal closed with the process
+            return shown
+        if not chunk:
+            return shown
+        shown += chunk
+
+
+@pytest.mark.parametrize("engine", ["compiled", "python"])
+def test_a_long_run_shows_progress_on_a_terminal_and_nowhere_else(tmp_path, engine):
+    """stderr a terminal, stdout a file or pipe: one redrawn ``deal N/M`` line, cleared
+    before the results, on either engine (a terminal once forced the Python engine);
+    stderr a pipe (a script, a log file): not a byte of it.
+
+    The deals come a batch at a time as the log is written (16, or fewer after 50 ms),
+    so the line is redrawn for at least 400 / 16 = 25 of them and ends at 400/400."""
     leader, follower = pty.openpty()
     environ = {k: v for k, v in os.environ.items() if k != "PLAYER_SCRIPTED"}
-    args = [arena_script(), "play", "--deals", "400", "--seed", "3"]
+    args = [arena_script(), "play", "--deals", "400", "--seed", "3", "--engine", engine]
     with subprocess.Popen(
         args, cwd=tmp_path, stdout=subprocess.PIPE, stderr=follower, env=environ
     ) as process:
         os.close(follower)
         out = process.stdout.read()
-        shown = b""
-        while True:
-            try:
-                chunk = os.read(leader, 65536)
-            except OSError:  # the terminal closed with the process
-                break
-            if not chunk:
-                break
-            shown += chunk
+        shown = read_terminal(leader)
     os.close(leader)
     assert process.returncode == 0
-    assert b"arena: deal 1/400" in shown and b"arena: deal 399/400" in shown
+    drawn = [int(n) for n in re.findall(rb"arena: deal (\d+)/400", shown)]
+    assert len(drawn) >= 25 and drawn == sorted(set(drawn)) and drawn[-1] == 400
     assert shown.endswith(b"\r\x1b[K")  # the line is cleared, not left behind
     assert b"arena: deal" not in out and out.count(b"\n") > 400  # deal lines, results table
 
@@ -240,19 +251,42 @@ def test_a_long_run_shows_progress_on_a_terminal_and_nowhere_else(tmp_path):
     assert code == 0 and b"arena: deal" not in err
 
 
+def test_on_a_terminal_the_deal_lines_as_they_come_are_the_progress(tmp_path):
+    """stdout and stderr one terminal: the deal lines stream there, with no progress line
+    written between them."""
+    leader, follower = pty.openpty()
+    environ = {k: v for k, v in os.environ.items() if k != "PLAYER_SCRIPTED"}
+    args = [arena_script(), "play", "--deals", "400", "--seed", "3"]
+    with subprocess.Popen(
+        args, cwd=tmp_path, stdout=follower, stderr=follower, env=environ
+    ) as process:
+        os.close(follower)
+        shown = read_terminal(leader)
+    os.close(leader)
+    assert process.returncode == 0
+    assert b"arena: deal" not in shown
+    assert shown.count(b"\ndeal ") == 399 and b"deal 399  opener" in shown
+
+
 def test_importing_the_cli_and_a_scripted_play_load_no_heavy_client():
     """The CLI's cost is the table's: no API client or web server is imported to parse a
-    command line or play scripted seats (the Claude seat imports anthropic when built)."""
+    command line or play scripted seats (the Claude seat imports anthropic when built),
+    and of the subcommands only the one named."""
     script = (
         "import contextlib, io, sys\n"
         "import arena.cli\n"
-        "heavy = ('anthropic', 'starlette', 'uvicorn', 'httpx')\n"
+        "heavy = ('anthropic', 'starlette', 'uvicorn', 'httpx', 'arena.cli.play')\n"
         "print(sorted(m for m in heavy if m in sys.modules))\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n"
         "    arena.cli.main(['play', '--deals', '2', '--seat', 'bayes,random'])\n"
+        "print(sorted(m for m in sys.modules if m.startswith('arena.cli.')))\n"
         "print(sorted(m for m in heavy if m in sys.modules))\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60
     ).stdout
-    assert out.splitlines() == ["[]", "[]"]
+    assert out.splitlines() == [
+        "[]",
+        "['arena.cli.options', 'arena.cli.play']",
+        "['arena.cli.play']",
+    ]

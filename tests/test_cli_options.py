@@ -13,7 +13,7 @@ import pytest
 from plugins_for_tests.harness import plugged
 
 from arena import hookimpl
-from arena.cli import build_parser, main
+from arena.cli import COMMANDS, _named_command, build_parser, main
 from arena.cli.listings import LISTING_WIDTH, plugins_command
 from arena.engine import EpisodeConfig
 from arena.rules import TableRules
@@ -37,6 +37,45 @@ def no_player_scripted(monkeypatch):
 )
 def test_verbosity_is_accepted_before_and_after_the_subcommand(argv, level):
     assert build_parser().parse_args(argv).verbose == level
+    assert build_parser(argv).parse_args(argv).verbose == level  # the one command's parser
+
+
+@pytest.mark.parametrize(
+    "argv, named",
+    [
+        (["play", "--deals", "3"], "play"),
+        (["-vv", "league", "run", "x.toml"], "league"),
+        (["--sandbox", "off", "--trust", "dist", "policies"], "policies"),
+        (["--sandbox=off", "plugins"], "plugins"),
+        (["--trust", "play", "show", "x.jsonl"], "show"),  # "play" is the option's value
+        (["--sand", "off", "play"], None),  # an abbreviation: "off" may be its value
+        (["pley"], None),
+        (["--help"], None),
+        ([], None),
+    ],
+)
+def test_the_command_a_line_names_is_found_before_parsing(argv, named):
+    """Only the named command's options are built; anything unclear builds them all,
+    so argparse itself reads it (and lists every command in its help or error)."""
+    assert _named_command(argv) == named
+
+
+def test_a_line_parsed_with_every_command_or_with_its_own_reads_the_same():
+    argv = ["--sand", "off", "-v", "play", "--deals", "7", "--seat", "random", "--trust", "d"]
+    whole = vars(build_parser().parse_args(argv))
+    assert whole == vars(build_parser(argv).parse_args(argv))
+    assert whole["sandbox"] == "off" and whole["deals"] == 7 and whole["trust"] == ["d"]
+    own = ["play", "--deals", "7", "--seat", "random", "-v"]
+    assert vars(build_parser(own).parse_args(own)) == vars(build_parser().parse_args(own))
+
+
+def test_a_mistyped_command_is_one_line_naming_every_command(capsys):
+    with pytest.raises(SystemExit) as exited:
+        main(["pley", "--deals", "3"])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("arena: error: argument command: invalid choice: 'pley'")
+    assert all(f"'{name}'" in err for name in COMMANDS) and err.count("\n") == 1
 
 
 @pytest.mark.parametrize("clock", ["nan", "inf", "-inf", "0", "-1"])

@@ -340,13 +340,19 @@ def test_a_full_disk_is_one_error_line_and_a_marked_log(tiny_disk, tmp_path, eng
     process = arena_process(command, tmp_path)
     out, err = process.communicate(timeout=120)
     assert process.returncode == 1
-    assert out == ""
     assert err == f"arena: error: cannot write event log {path}.part: No space left on device\n"
     records = assert_stopped_log(
         tiny_disk / "ep.jsonl.part", "write error: No space left on device"
     )
     assert records[-2]["type"] == "challenge"  # what is left is whole deals
     assert not path.exists()
+    # stdout has the deals' lines as they were played (at least every deal the log kept,
+    # up to 16 more that were waiting to be written) and no results table.
+    logged = sum(r["type"] == "deal" for r in records)
+    summaries = out.splitlines()[::2]
+    assert logged <= len(summaries) <= logged + 16
+    assert all(line.startswith(f"deal {n:>3}  opener") for n, line in enumerate(summaries))
+    assert "points" not in out
 
 
 # --- orjson writes today's bytes -------------------------------------------------------

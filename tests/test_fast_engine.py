@@ -27,9 +27,11 @@ from referee import replay
 from arena import fast, seeding
 from arena.cli import main
 from arena.engine import EpisodeConfig
+from arena.fast.engine import BATCH
 from arena.fast.spec import lcg_jump, unsupported
 from arena.league.config import league_from_mapping
 from arena.modes import Mode
+from arena.render import deal_lines
 from arena.rules import TableRules
 from arena.runner import EpisodeRequest, SetupError, run_episode
 from arena.seats import SeatContext, SeatSpec
@@ -40,16 +42,34 @@ MODES = ["dice", "poker", "wild", "rung1", "rung1w"]
 
 
 def play_both(host, request, tmp_path):
-    """The episode under each engine: (log bytes, results JSON without ``engine``) by engine."""
+    """The episode under each engine: (log bytes, results JSON without ``engine``, the
+    deal lines it handed ``on_deals``, records, results) by engine.
+
+    The deal lines are checked here against the narrator's reading of the saved log
+    (:func:`deal_lines`): the compiled engine writes them in C, the Python engine
+    through the narrator as it plays, and both hand them over after whole deals.
+    """
     played = {}
     for engine in ("python", "compiled"):
         path = tmp_path / f"{engine}.jsonl"
+        handed: list[tuple[str, int]] = []
         results, records = run_episode(
-            host, attrs.evolve(request, engine=engine), path, environ={}, force=True
+            host,
+            attrs.evolve(request, engine=engine),
+            path,
+            environ={},
+            force=True,
+            on_deals=lambda lines, finished, into=handed: into.append((lines, finished)),
         )
         document = results.to_json()
         assert document.pop("engine") == engine
-        played[engine] = (path.read_bytes(), json.dumps(document), records, results)
+        narrated = "".join(lines for lines, _ in handed)
+        assert narrated == "".join(line + "\n" for line in deal_lines(records))
+        finished = [n for _, n in handed]  # a batch of at most 16 deals at a time
+        assert finished[-1] == request.deals and finished == sorted(set(finished))
+        steps = [n - before for before, n in zip([0, *finished[:-1]], finished, strict=True)]
+        assert all(0 < step <= BATCH for step in steps)
+        played[engine] = (path.read_bytes(), json.dumps(document), narrated, records, results)
     return played
 
 
@@ -71,10 +91,11 @@ def scripted_requests(draw):
 @given(request=scripted_requests())
 def test_compiled_logs_and_results_are_the_python_engines_bytes(host, tmp_path_factory, request):
     played = play_both(host, request, tmp_path_factory.mktemp("engines"))
-    python_log, python_results, _, _ = played["python"]
-    compiled_log, compiled_results, records, results = played["compiled"]
+    python_log, python_results, python_lines, _, _ = played["python"]
+    compiled_log, compiled_results, compiled_lines, records, results = played["compiled"]
     assert compiled_log == python_log
     assert compiled_results == python_results
+    assert compiled_lines == python_lines
     replay(records, results.to_json())  # raises on any rule the referee sees broken
 
 
@@ -85,7 +106,7 @@ def test_long_episodes_match_too(host, tmp_path, mode):
     specs = tuple(SeatSpec.parse(s) for s in ("colluder", "random", "pressure", "colluder"))
     request = EpisodeRequest(mode=mode, seed=2**62 + 7, deals=300, seats=4, seat_specs=specs)
     played = play_both(host, request, tmp_path)
-    assert played["compiled"][:2] == played["python"][:2]
+    assert played["compiled"][:3] == played["python"][:3]
 
 
 def test_the_compiled_engine_is_built_in_this_install():
@@ -177,9 +198,9 @@ def test_pressure_pads_up_to_the_top_quantity(host, tmp_path):
     specs = (SeatSpec("pressure"), SeatSpec("pressure"))
     request = EpisodeRequest(mode="rung1w", seed=11, deals=200, seats=2, seat_specs=specs)
     played = play_both(host, request, tmp_path)
-    records = played["python"][2]
+    records = played["python"][3]
     assert any(r["type"] == "bid" and r["quantity"] == 2 for r in records[2:])
-    assert played["compiled"][:2] == played["python"][:2]
+    assert played["compiled"][:3] == played["python"][:3]
 
 
 def test_the_cli_names_the_engine_and_refuses_in_one_line(capsys):
@@ -253,7 +274,7 @@ def test_a_cap_far_above_the_ladder_is_played_compiled_and_alike(host, tmp_path,
         mode=mode, seed=5, deals=40, seats=seats, seat_specs=specs, max_bids=10**8
     )
     played = play_both(host, request, tmp_path)
-    assert played["compiled"][:2] == played["python"][:2]
+    assert played["compiled"][:3] == played["python"][:3]
 
 
 def test_a_mode_with_symbols_past_32_bits_plays_in_python(host):

@@ -10,7 +10,8 @@ from replay_expected import hand_made_log
 
 from arena.cli import main
 from arena.eventlog import read_log
-from arena.render import deal_lines
+from arena.render import deal_lines, results_lines
+from arena.results import Results, SeatResult
 from arena.runner import EpisodeRequest, run_episode
 from arena.seats import SeatSpec
 
@@ -136,3 +137,25 @@ def test_play_watch_prints_one_line_per_decision_and_the_results(tmp_path, capsy
         assert line.startswith(f"deal {record['deal']:>3}  s{record['slot']} ")
     assert sum(" opens" in line for line in out) == 4
     assert any("points" in line for line in out)  # the results table follows
+
+
+def test_the_results_table_is_plain_aligned_text():
+    """``arena play``'s closing table, hand-worked: each column as wide as its widest cell
+    (the "policy" column is ``pressure *``, 10 wide; "points" is its heading, 6 wide),
+    the policy read from the left and every figure aligned right, the stand-in starred
+    and explained under it."""
+    seats = (
+        SeatResult(slot=0, policy="bayes", points=12, score=0.75, decisions=40,
+                   rejected=0, fallbacks=0, faults=0),
+        SeatResult(slot=1, policy="pressure", points=-12, score=0.25, decisions=38,
+                   rejected=2, fallbacks=1, faults=1, stand_in="bayes: the worker crashed"),
+    )  # fmt: skip
+    results = Results(seed=7, mode="dice", status="complete", deals_played=20, seats=seats)
+    assert results_lines(results) == [
+        "dice seed 7: complete, 20 deals",
+        "  slot  policy      points  score  asked  rejected  fallback  fault",
+        "  ----  ----------  ------  -----  -----  --------  --------  -----",
+        "     0  bayes          +12  0.750     40         0         0      0",
+        "     1  pressure *     -12  0.250     38         2         1      1",
+        "* seat 1: bayes: the worker crashed",
+    ]

@@ -8,12 +8,14 @@ SIGTERM stop an episode the same way: its partial log is closed with an
 lazily, once, when a command needs them.
 
 Each subcommand is a module of this package with a ``register(commands)``
-function; :data:`COMMANDS` lists them in the order ``arena --help`` shows.
+function; :data:`COMMANDS` lists them in the order ``arena --help`` shows, and only
+the module of the command named is imported.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import signal
 import sys
@@ -21,18 +23,6 @@ import threading
 from collections.abc import Sequence
 
 from arena import __version__, logconfig
-from arena.cli import (
-    audit,
-    check,
-    exploitability,
-    league,
-    listings,
-    play,
-    replay,
-    report,
-    serve,
-    show,
-)
 from arena.cli.options import USAGE_ERROR, Parser, resolve_seats
 from arena.eventlog import LogError, LogExists, LogWriteError
 from arena.league.config import LeagueError
@@ -41,7 +31,21 @@ from arena.plugins import DuplicateName, PluginHost, UnknownName, load
 from arena.runner import EpisodeInterrupted, SetupError, Terminated
 from arena.sandbox.policy import CHOICES, PolicyError, SandboxPolicy
 
-COMMANDS = (play, serve, league, audit, check, replay, report, show, exploitability, listings)
+COMMANDS = {
+    "play": "play",
+    "serve": "serve",
+    "league": "league",
+    "audit": "audit",
+    "check": "check",
+    "replay": "replay",
+    "report": "report",
+    "show": "show",
+    "exploitability": "exploitability",
+    "policies": "listings",
+    "plugins": "listings",
+}
+"""Each subcommand and the module of this package that registers it, in ``arena --help``'s order."""
+VALUED_GLOBALS = ("--sandbox", "--trust")
 USER_ERRORS = (
     SetupError,
     UnknownName,
@@ -59,16 +63,33 @@ INTERRUPTED = 130
 VERBOSE_HELP = "more log output: -v info, -vv debug (default: warnings only)"
 
 
-def build_parser() -> Parser:
+def build_parser(argv: Sequence[str] | None = None) -> Parser:
+    """The parser for ``argv``: only its subcommand's options when it names one (a command
+    line is parsed once, and building every subcommand costs more than parsing), every
+    subcommand's otherwise (``arena --help``, a mistyped command) or without ``argv``."""
     parser = Parser(prog="arena", description="Liar's Dice / Liar's Poker arena.")
     parser.add_argument("--version", action="version", version=f"arena {__version__}")
     _add_global_options(parser, defaults=True)
     commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
-    for command in COMMANDS:
-        command.register(commands)
+    named = _named_command(argv) if argv is not None else None
+    modules = [COMMANDS[named]] if named else dict.fromkeys(COMMANDS.values())
+    for module in modules:
+        importlib.import_module(f"arena.cli.{module}").register(commands)
     for subcommand in commands.choices.values():  # they also work after the subcommand
         _add_global_options(subcommand, defaults=False)
     return parser
+
+
+def _named_command(argv: Sequence[str]) -> str | None:
+    """The subcommand ``argv`` names: its first word that is not an option or an option's
+    value, if that word is a command."""
+    words = iter(argv)
+    for word in words:
+        if word in VALUED_GLOBALS:
+            next(words, None)
+        elif not word.startswith("-"):
+            return word if word in COMMANDS else None
+    return None
 
 
 def _add_global_options(parser: argparse.ArgumentParser, defaults: bool) -> None:
@@ -96,7 +117,8 @@ def _add_global_options(parser: argparse.ArgumentParser, defaults: bool) -> None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser(argv).parse_args(argv)
     logconfig.configure(args.verbose)
     in_main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _terminate) if in_main else None

@@ -17,6 +17,7 @@ from arena.audit import (
     run_audit,
     run_pooled,
 )
+from arena.audit_tables import audit_tables
 from arena.cli.options import (
     add_log_check_options,
     load_distinct_logs,
@@ -25,7 +26,6 @@ from arena.cli.options import (
 )
 from arena.eventlog import LogError
 from arena.plugins import PluginHost
-from arena.render import audit_tables
 
 
 def register(commands: argparse._SubParsersAction) -> None:

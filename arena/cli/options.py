@@ -14,8 +14,6 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from rich.console import Console
-
 from arena.check import distinct_episodes, load_checked
 from arena.eventlog import LogError
 from arena.fast import ENGINES
@@ -150,9 +148,7 @@ def print_rows(args: argparse.Namespace, rows: list[dict], line: Callable[[dict]
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
-    console = Console(soft_wrap=True)
-    for row in rows:
-        console.print(line(row), highlight=False, markup=False)
+    sys.stdout.write("".join(line(row) + "\n" for row in rows))
     return 0
 
 

@@ -7,11 +7,11 @@ import json
 import sys
 from collections.abc import Callable, Iterable
 
-from rich.console import Console
+import attrs
 
 from arena.cli.options import add_seating_options, add_table_options, bounded, table_request
 from arena.plugins import PluginHost
-from arena.render import Narrator, deal_lines, results_table
+from arena.render import Narrator, deal_lines, results_lines
 from arena.results import Results
 from arena.runner import run_episode
 from arena_plugins.human import HUMAN
@@ -60,27 +60,33 @@ def run(args: argparse.Namespace, host: PluginHost) -> int:
     # A person at the table sees the other seats' moves as they are made, as that seat may;
     # --watch is the spectator's feed and never runs beside a human seat.
     people = [slot for slot, spec in enumerate(request.seat_specs) if spec.name == HUMAN]
-    on_record = watcher() if args.watch else None
-    shows_progress = not args.watch and not people and sys.stderr.isatty()
-    if shows_progress:
-        on_record = progress(request.deals)
-    if people:
+    on_record = on_deals = None
+    if args.watch:
+        on_record = watcher()
+    elif people:
         viewer = people[0] if len(people) == 1 else None  # several at one keyboard: public only
         on_record = live_printer(host.registry.mode(request.mode), request.deals, viewer)
+    elif not args.json:
+        on_deals = DealPrinter(request.deals, shows_progress=shows_progress())
     try:
         results, records = run_episode(
-            host, request, log_path=args.log, on_record=on_record, force=args.force
+            host,
+            request,
+            log_path=args.log,
+            on_record=on_record,
+            on_deals=on_deals,
+            force=args.force,
         )
     finally:
-        if shows_progress:
-            sys.stderr.write(PROGRESS_CLEAR)
+        if on_deals is not None:
+            on_deals.close()
     warn_stand_ins(results)
     if args.json:
         print(json.dumps(results.to_json(), indent=2))
         return 0
-    if not args.watch:
+    if people:
         write_lines(deal_lines(records))
-    Console(soft_wrap=True).print(results_table(results))
+    write_lines(["", *results_lines(results)])
     return 0
 
 
@@ -97,21 +103,39 @@ def watcher() -> Callable[[dict], None]:
     return show
 
 
+def shows_progress() -> bool:
+    """A ``deal N/M`` line on stderr when it is a terminal and the deal lines go elsewhere
+    (on a terminal, the deal lines as they come are the progress)."""
+    return sys.stderr.isatty() and not sys.stdout.isatty()
+
+
 PROGRESS_STEPS = 200
 """A long episode's progress line is redrawn this many times at most."""
 PROGRESS_CLEAR = "\r\033[K"
 
 
-def progress(deals: int) -> Callable[[dict], None]:
-    """A record callback that keeps one ``deal N/M`` line up to date on stderr (a terminal)."""
-    step = max(1, deals // PROGRESS_STEPS)
+@attrs.define
+class DealPrinter:
+    """``run_episode``'s ``on_deals``: the deals' lines on stdout as they finish and, if
+    asked, one ``deal N/M`` line kept up to date on stderr."""
 
-    def show(record: dict) -> None:
-        if record["type"] == "deal" and record["deal"] % step == 0:
-            sys.stderr.write(f"{PROGRESS_CLEAR}arena: deal {record['deal'] + 1:,}/{deals:,}")
+    deals: int
+    shows_progress: bool
+    _shown: int = 0
+    """The progress step last drawn."""
+
+    def __call__(self, lines: str, finished: int) -> None:
+        sys.stdout.write(lines)
+        if self.shows_progress and finished * PROGRESS_STEPS // self.deals > self._shown:
+            self._shown = finished * PROGRESS_STEPS // self.deals
+            sys.stderr.write(f"{PROGRESS_CLEAR}arena: deal {finished:,}/{self.deals:,}")
             sys.stderr.flush()
 
-    return show
+    def close(self) -> None:
+        """Clear the progress line, before the results or an error takes the terminal."""
+        if self._shown:
+            sys.stderr.write(PROGRESS_CLEAR)
+            sys.stderr.flush()
 
 
 def write_lines(lines: Iterable[str]) -> None:

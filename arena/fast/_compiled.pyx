@@ -1,6 +1,6 @@
 # cython: language_level=3, boundscheck=False, wraparound=False
 """The C table (table.c) behind a Python class: filled from a :class:`~arena.fast.spec.TableSpec`,
-it plays deals and hands back their log lines as text."""
+it plays deals and hands back their log lines and, when asked, their terminal lines."""
 
 from libc.stdint cimport int64_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc
@@ -45,7 +45,7 @@ cdef extern from "table.h":
         char *data
         size_t len, cap
     int FT_MAX_SEATS, FT_MAX_SYMBOLS, FT_MAX_HAND
-    int ft_play(ft_table *t, int64_t count, ft_buffer *out)
+    int ft_play(ft_table *t, int64_t count, ft_buffer *out, ft_buffer *lines)
     uint64_t ft_integers(ft_pcg64 *r, uint64_t n)
 
 
@@ -70,12 +70,19 @@ cdef int *_ints(values) except NULL:
 
 
 cdef class CompiledTable:
-    """One episode's table in C; :meth:`play` advances it by whole deals."""
+    """One episode's table in C; :meth:`play` advances it by whole deals.
+
+    With ``narrate``, each deal is also summed up for the terminal as
+    :class:`arena.render.Narrator` would (see :meth:`narration`).
+    """
 
     cdef ft_table table
     cdef ft_buffer buffer
+    cdef ft_buffer summary
+    cdef bint narrate
 
-    def __cinit__(self, spec: TableSpec):
+    def __cinit__(self, spec: TableSpec, narrate: bool = False):
+        self.narrate = narrate
         cdef ft_table *t = &self.table
         if (spec.seats > FT_MAX_SEATS or len(spec.symbols) > FT_MAX_SYMBOLS
                 or spec.hand_size > FT_MAX_HAND):
@@ -128,13 +135,20 @@ cdef class CompiledTable:
         free(self.table.expected)
         free(self.table.chance)
         free(self.buffer.data)
+        free(self.summary.data)
 
-    def play(self, int64_t deals) -> str:
-        """The next ``deals`` deals' log lines, each ending in a newline."""
+    def play(self, int64_t deals) -> bytes:
+        """The next ``deals`` deals' log lines (ASCII), each ending in a newline."""
         self.buffer.len = 0
-        if ft_play(&self.table, deals, &self.buffer):
+        self.summary.len = 0
+        if ft_play(&self.table, deals, &self.buffer, &self.summary if self.narrate else NULL):
             raise MemoryError("the compiled table could not grow its line buffer")
-        return self.buffer.data[: self.buffer.len].decode("ascii")
+        return self.buffer.data[: self.buffer.len]
+
+    def narration(self) -> str:
+        """The terminal lines of the deals the last :meth:`play` played, each ending in a
+        newline ("" unless the table narrates)."""
+        return self.summary.data[: self.summary.len].decode("ascii")
 
     @property
     def points(self) -> tuple:

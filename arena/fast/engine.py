@@ -9,7 +9,7 @@ batches leaves a log of whole deals as the Python engine's does.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from arena import seeding
 from arena.engine import EpisodeConfig, Outcome, SeatTally, episode_header, settle
@@ -31,19 +31,26 @@ class CompiledEngine:
         policies: Sequence[str],
         event_log: EventLog,
         provenance: dict | None = None,
+        on_deals: Callable[[str, int], None] | None = None,
     ):
         self.config = config
         self.policies = list(policies)
         self.event_log = event_log
         self.provenance = provenance
+        self.on_deals = on_deals
+        """Handed each batch's terminal lines, written by the C table (see run_episode)."""
         self.order = seeding.table_order(config.seed, config.rules.seats)
-        self.table = CompiledTable(table_spec(config.rules, config.seed, self.order, seats))
+        spec = table_spec(config.rules, config.seed, self.order, seats)
+        self.table = CompiledTable(spec, narrate=on_deals is not None)
 
     def play(self) -> Outcome:
-        config, event_log = self.config, self.event_log
+        config, event_log, table = self.config, self.event_log, self.table
         event_log.emit(episode_header(config, self.policies, self.order, self.provenance))
         for start in range(0, config.deals, BATCH):
-            event_log.emit_deals(self.table.play(min(BATCH, config.deals - start)))
+            played = min(BATCH, config.deals - start)
+            event_log.emit_deals(table.play(played))
+            if self.on_deals is not None:
+                self.on_deals(table.narration(), start + played)
         result = settle("complete", config.deals, self.table.points)
         event_log.emit(result)
         tallies = tuple(SeatTally(decisions=n) for n in self.table.decisions)

@@ -132,6 +132,53 @@ static char *put_deal_line(char *p, int64_t deal, int opener, int seats, int han
     return put_str(p, "]}\n");
 }
 
+/* --- the terminal's lines (arena.render.Narrator, talk off, no fallbacks) -------------- */
+
+/* f"{n:>3}" */
+static char *put_int_width3(char *p, int64_t n)
+{
+    if (n >= 0 && n < 100)
+        *p++ = ' ';
+    if (n >= 0 && n < 10)
+        *p++ = ' ';
+    return put_int(p, n);
+}
+
+/* "deal   7  opener s2  " : the summary's start, before the bids */
+static char *put_summary_start(char *p, int64_t deal, int opener)
+{
+    p = put_int_width3(put_str(p, "deal "), deal);
+    return put_str(put_field(p, "  opener s", opener), "  ");
+}
+
+/* "s1:4x5" after a space unless it is the deal's first bid */
+static char *put_summary_bid(char *p, int first, int slot, int quantity, int face)
+{
+    p = put_field(p, first ? "s" : " s", slot);
+    p = put_field(p, ":", quantity);
+    return put_field(p, "x", face);
+}
+
+/* "  | s3 challenges 5x5: actual 5, s3 +1, s0 -1" and the reveal line */
+static char *put_summary_end(char *p, int slot, int quantity, int face, int actual, int forced,
+                             int winner, int loser, int seats, int hand_size,
+                             int hands[][FT_MAX_HAND])
+{
+    p = put_field(p, "  | s", slot);
+    p = put_field(p, forced ? " forced " : " challenges ", quantity);
+    p = put_field(p, "x", face);
+    p = put_field(p, ": actual ", actual);
+    p = put_field(p, ", s", winner);
+    p = put_str(put_field(p, " +1, s", loser), " -1\n          hands  ");
+    for (int slot = 0; slot < seats; slot++) {
+        p = put_field(p, slot ? " | s" : "s", slot);
+        for (int i = 0; i < hand_size; i++)
+            p = put_field(p, " ", hands[slot][i]);
+    }
+    *p++ = '\n';
+    return p;
+}
+
 /* --- rules.py --------------------------------------------------------------------- */
 
 typedef struct {
@@ -316,13 +363,13 @@ static void deal_hands(ft_table *t, int hands[][FT_MAX_HAND])
     }
 }
 
-static int play_deal(ft_table *t, int64_t number, ft_buffer *out)
+static int play_deal(ft_table *t, int64_t number, ft_buffer *out, ft_buffer *lines)
 {
     int hands[FT_MAX_SEATS][FT_MAX_HAND];
     int seats = t->seats;
     int opener = t->order[number % seats];
     int position = (int)(number % seats);
-    standing_bid standing;
+    standing_bid standing = {0, 0, 0}; /* the opener always bids: set before any challenge */
     int bids = 0;
 
     t->deal.state = t->deal_start;
@@ -333,9 +380,17 @@ static int play_deal(ft_table *t, int64_t number, ft_buffer *out)
      * strictly rise, so a cap above the ladder never binds) and the challenge, each under
      * 200 bytes. */
     int most_bids = t->max_bids < t->ladder_len ? t->max_bids : t->ladder_len;
-    if (reserve(out, (size_t)(most_bids + 1) * 200 + (size_t)seats * t->hand_size * 24 + 64))
+    size_t hands_size = (size_t)seats * t->hand_size * 24;
+    if (reserve(out, (size_t)(most_bids + 1) * 200 + hands_size + 64))
         return -1;
     char *p = put_deal_line(out->data + out->len, number, opener, seats, t->hand_size, hands);
+    /* The summary: under 64 bytes a bid, the challenge and the reveal's hands */
+    char *q = NULL;
+    if (lines) {
+        if (reserve(lines, (size_t)(most_bids + 2) * 64 + hands_size + 64))
+            return -1;
+        q = put_summary_start(lines->data + lines->len, number, opener);
+    }
 
     for (;;) {
         int slot = t->order[position];
@@ -358,6 +413,9 @@ static int play_deal(ft_table *t, int64_t number, ft_buffer *out)
             t->points[loser] -= 1;
             p = put_challenge_line(p, number, slot, standing.slot, standing.quantity, face, actual,
                                    forced, winner, loser);
+            if (q)
+                q = put_summary_end(q, slot, standing.quantity, face, actual, forced, winner, loser,
+                                    seats, t->hand_size, hands);
             break;
         }
         standing.slot = slot;
@@ -365,16 +423,20 @@ static int play_deal(ft_table *t, int64_t number, ft_buffer *out)
         standing.face = a.face;
         bids++;
         p = put_bid_line(p, number, slot, a.quantity, t->symbols[a.face]);
+        if (q)
+            q = put_summary_bid(q, bids == 1, slot, a.quantity, t->symbols[a.face]);
         position = (position + 1) % seats;
     }
     out->len = (size_t)(p - out->data);
+    if (q)
+        lines->len = (size_t)(q - lines->data);
     return 0;
 }
 
-int ft_play(ft_table *t, int64_t count, ft_buffer *out)
+int ft_play(ft_table *t, int64_t count, ft_buffer *out, ft_buffer *lines)
 {
     for (int64_t i = 0; i < count; i++) {
-        if (play_deal(t, t->next_deal, out))
+        if (play_deal(t, t->next_deal, out, lines))
             return -1;
         t->next_deal++;
     }

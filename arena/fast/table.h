@@ -64,8 +64,9 @@ uint64_t ft_next64(ft_pcg64 *r);
 uint32_t ft_next32(ft_pcg64 *r);
 uint64_t ft_integers(ft_pcg64 *r, uint64_t n);
 
-/* Play deals next_deal .. next_deal + count - 1, appending their log lines to `out`.
- * Returns 0, or -1 when the buffer cannot grow (out of memory). */
-int ft_play(ft_table *t, int64_t count, ft_buffer *out);
+/* Play deals next_deal .. next_deal + count - 1, appending their log lines to `out` and,
+ * unless `lines` is NULL, their terminal lines (arena.render.Narrator's summary) to
+ * `lines`. Returns 0, or -1 when a buffer cannot grow (out of memory). */
+int ft_play(ft_table *t, int64_t count, ft_buffer *out, ft_buffer *lines);
 
 #endif

@@ -1,0 +1,146 @@
+"""Audit sections as rich tables for the terminal, never raw JSON (``arena audit``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from numbers import Number
+from typing import Any
+
+from rich.table import Table
+
+
+def audit_tables(
+    sections: dict[str, Any], labels: list[str], self_pairs: bool = False
+) -> list[Table | str]:
+    """The audit as tables, never raw JSON: one row per ordered pair for every matrix
+    section, one row per seat for every per-seat list, one row per pair and band for
+    banded sections, one row per flag, and the remaining figures by name.
+
+    ``labels`` name the rows and columns: slots for one episode, policies for a pool,
+    where ``self_pairs`` keeps the diagonal (two seats of one policy face each other).
+    """
+    seats = len(labels)
+    matrices = {n: v for n, v in sections.items() if _is_matrix(v, seats)}
+    per_seat = {n: v for n, v in sections.items() if _is_row(v, seats) and n not in matrices}
+    pairs = Table(title="per ordered pair (a faces b's bids)")
+    for column in ("a", "b", *matrices):
+        pairs.add_column(column, justify="right")
+    for a, first in enumerate(labels):
+        for b, second in enumerate(labels):
+            if a != b or self_pairs:
+                pairs.add_row(first, second, *(_cell(v[a][b]) for v in matrices.values()))
+    seat_table = Table(title="per seat")
+    for column in ("seat", *per_seat):
+        seat_table.add_column(column, justify="right")
+    for index, label in enumerate(labels):
+        seat_table.add_row(label, *(_cell(v[index]) for v in per_seat.values()))
+    parts: list[Table | str] = [
+        table for table, shown in ((pairs, matrices), (seat_table, per_seat)) if shown
+    ]
+    for name, value in sections.items():
+        if name not in matrices and name not in per_seat:
+            parts.append(_other_section(name, value, labels))
+    return parts
+
+
+def _other_section(name: str, value: Any, labels: list[str]) -> Table | str:
+    if isinstance(value, str) or value is None:
+        return f"{name}: {_cell(value)}"
+    if isinstance(value, list) and all(isinstance(item, dict) for item in value):
+        if not value:
+            return f"{name}: none"
+        return _rows_table(name, value)
+    if (
+        isinstance(value, dict)
+        and value
+        and all(_is_banded(v, len(labels)) for v in value.values())
+    ):
+        return _banded_table(name, value, labels)
+    table = Table(title=name)
+    table.add_column("figure")
+    table.add_column("value", justify="right")
+    for key, item in _flatten(value):
+        table.add_row(key or name, _cell(item))
+    return table
+
+
+def _rows_table(name: str, rows: list[dict[str, Any]]) -> Table:
+    """A list of objects (e.g. flags): one row each, one column per key."""
+    table = Table(title=name)
+    columns = list(dict.fromkeys(key for row in rows for key in row))
+    for column in columns:
+        table.add_column(column, justify="left" if column == "flag" else "right")
+    for row in rows:
+        table.add_row(*(_cell(row.get(column)) for column in columns))
+    return table
+
+
+def _banded_table(name: str, section: dict[str, Any], labels: list[str]) -> Table:
+    """Pair-by-band figures (``x[a][b][k]``): the rows where any figure is non-zero."""
+    table = Table(title=f"{name} (per ordered pair and band; all-zero rows left out)")
+    for column in ("a", "b", "band", *section):
+        table.add_column(column, justify="right")
+    figures = list(section.values())
+    for a, first in enumerate(labels):
+        for b, second in enumerate(labels):
+            for band in range(len(figures[0][a][b])):
+                cells = [figure[a][b][band] for figure in figures]
+                if any(cells):
+                    table.add_row(first, second, str(band), *(_cell(c) for c in cells))
+    return table
+
+
+def _flatten(value: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _flatten(item, f"{prefix}.{key}" if prefix else str(key))
+    elif isinstance(value, list) and any(isinstance(item, (list, dict)) for item in value):
+        for index, item in enumerate(value):
+            yield from _flatten(item, f"{prefix}[{index}]")
+    else:
+        yield prefix, value
+
+
+def _is_row(value: Any, seats: int) -> bool:
+    return (
+        isinstance(value, list)
+        and len(value) == seats
+        and not any(isinstance(x, (list, dict)) for x in value)
+    )
+
+
+def _is_matrix(value: Any, seats: int) -> bool:
+    return (
+        isinstance(value, list)
+        and len(value) == seats
+        and all(_is_row(row, seats) for row in value)
+    )
+
+
+def _is_banded(value: Any, seats: int) -> bool:
+    return (
+        isinstance(value, list)
+        and len(value) == seats
+        and all(
+            isinstance(row, list)
+            and len(row) == seats
+            and all(
+                isinstance(cell, list) and all(isinstance(x, Number) for x in cell) for cell in row
+            )
+            for row in value
+        )
+    )
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    if isinstance(value, list):
+        return ", ".join(_cell(item) for item in value)
+    if isinstance(value, dict):
+        return ", ".join(f"{key}={_cell(item)}" for key, item in value.items())
+    return str(value)
