@@ -20,6 +20,7 @@ from referee import replay
 
 from arena.plugins import REGISTRATION_HOOKS, UnknownName, load
 from arena.runner import EpisodeRequest, run_episode
+from arena.sandbox.discovery import discover
 from arena.seats import SeatSpec
 
 ARENA = str(Path(sys.executable).with_name("arena"))
@@ -225,3 +226,31 @@ def test_a_third_party_plugin_is_listed_and_plays_and_a_broken_one_is_reported(t
     own_bids = [r for r in bids if r["slot"] == 0]
     assert all(first_bids[r["deal"]] is r for r in own_bids)
     assert any(r["type"] == "challenge" and r["slot"] == 0 for r in records)
+
+
+def test_discovery_takes_the_first_copy_on_the_path_and_only_the_arena_group(tmp_path, monkeypatch):
+    """Two copies of one distribution: the first on sys.path counts, as
+    ``importlib.metadata.entry_points`` takes them (the text search that skips the other
+    distributions must not change which copy is read). A group named like ours, or a
+    console script named like ours, is not an ``arena`` entry point."""
+    first, second, others = (tmp_path / name for name in ("first", "second", "others"))
+    for root, name, version in ((first, "arena_twice", "2.0"), (second, "Arena-Twice", "1.0")):
+        info = root / f"arena_twice-{version}.dist-info"
+        info.mkdir(parents=True)
+        (info / "METADATA").write_text(f"Name: {name}\nVersion: {version}\n")
+        (info / "entry_points.txt").write_text(f"[arena]\ntwice{version[0]} = arena_twice\n")
+    info = others / "lookalike-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Name: lookalike\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(
+        "[arena.extra]\nx = lookalike\n[console_scripts]\narena = lookalike:main\n"
+    )
+    monkeypatch.syspath_prepend(str(others))
+    monkeypatch.syspath_prepend(str(second))
+    monkeypatch.syspath_prepend(str(first))
+    found = {dist.name: dist for dist in discover({})}
+    assert "lookalike" not in found
+    # "Arena-Twice" and "arena_twice" are one name (PEP 503); the first copy is 2.0.
+    assert found["arena_twice"].version == "2.0"
+    assert [ep.name for ep in found["arena_twice"].entry_points] == ["twice2"]
+    assert "arena_twice" not in {d.name for d in discover({"ARENA_BLOCK_PLUGINS": "twice2"})}
