@@ -371,14 +371,22 @@ class LogRecords(Sequence[dict[str, Any]]):
         self.has_audit = has_audit
         """Whether it holds ``audit`` lines (the tail a finished run appended)."""
         self._parsed: list[dict[str, Any]] | None = None
-        if count <= KEEP_PARSED:
-            self._parsed = list(self._walk())
+        """The records, once a short log has been read (not before: a reader of the
+        header alone, such as an audit handed the compiled engine's tallies, parses no more)."""
+        self._header: dict[str, Any] | None = None
 
     def __len__(self) -> int:
         return self._count
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        return iter(self._parsed) if self._parsed is not None else self._walk()
+        parsed = self._short()
+        return iter(parsed) if parsed is not None else self._walk()
+
+    def _short(self) -> list[dict[str, Any]] | None:
+        """A short log's records, parsed on first use; ``None`` for a long log."""
+        if self._parsed is None and self._count <= KEEP_PARSED:
+            self._parsed = list(self._walk())
+        return self._parsed
 
     def _walk(self) -> Iterator[dict[str, Any]]:
         left = self._count
@@ -390,8 +398,13 @@ class LogRecords(Sequence[dict[str, Any]]):
             yield from chunk
 
     def __getitem__(self, index):
-        if self._parsed is not None:
-            return self._parsed[index]
+        if index == 0 and self._parsed is None and self._count:
+            if self._header is None:
+                self._header = next(self._walk())  # the first chunk's parse, not the log's
+            return self._header
+        parsed = self._short()
+        if parsed is not None:
+            return parsed[index]
         if isinstance(index, slice):
             return [self[i] for i in range(*index.indices(self._count))]
         position = index + self._count if index < 0 else index

@@ -180,6 +180,8 @@ def run_episode(
                 )
             outcome = engine.play()
             played = event_log.stream()
+            if engine_name == "compiled":
+                engine.share_tallies(played)
             audit = run_audit(registry.reporters.values(), played)
             flags = audit_events(audit)
             for event in flags:  # flags go to the tail, after `result`
@@ -196,7 +198,9 @@ def run_episode(
         for part in (*seats, *(f.apply for f in filters)):
             if hasattr(part, "close"):
                 part.close()
-    usage = usage_by_slot(played, config.rules.seats)
+    # Only the Python engine's seats call a model; a compiled log has no usage to read.
+    no_usage = engine_name == "compiled"
+    usage = [None] * config.rules.seats if no_usage else usage_by_slot(played, config.rules.seats)
     seat_results = tuple(
         SeatResult(
             slot=slot,

@@ -55,8 +55,9 @@ class _FaceWorth(dict):
 
 
 @cache
-def _worths(mode: Mode, unseen: int) -> dict[int, _FaceWorth]:
-    """Each face's :class:`_FaceWorth` at a table with ``unseen`` hidden symbols (shared)."""
+def face_worths(mode: Mode, unseen: int) -> dict[int, _FaceWorth]:
+    """Each face's :class:`_FaceWorth` at a table with ``unseen`` hidden symbols (shared;
+    the compiled engine's tallies read the same numbers)."""
     return {face: _FaceWorth(tail_table(unseen, mode.face_p(face))) for face in mode.symbols}
 
 
@@ -113,7 +114,7 @@ def _tally(records: Sequence[dict[str, Any]]) -> SoftPlay:
     seats = len(header["seats"])
     mode = from_header(header)
     wild = mode.wild
-    worths = _worths(mode, (seats - 1) * mode.hand_size)
+    worths = face_worths(mode, (seats - 1) * mode.hand_size)
     faced, challenged, net = _zeros(seats), _zeros(seats), _zeros(seats)
     band_faced = [[[0] * (BANDS + 1) for _ in range(seats)] for _ in range(seats)]
     band_forgone = [[[0.0] * (BANDS + 1) for _ in range(seats)] for _ in range(seats)]

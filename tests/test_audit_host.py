@@ -19,7 +19,7 @@ from plugins_for_tests.harness import plugged
 from structlog.testing import capture_logs
 
 from arena import hookimpl
-from arena.audit import audit_json, run_audit
+from arena.audit import audit_json, per_log, run_audit
 from arena.eventlog import read_log
 from arena.plugins import load
 from arena.runner import EpisodeRequest, run_episode
@@ -190,3 +190,21 @@ def test_a_third_party_reporter_installed_by_entry_point_lands_under_its_name(tm
     assert listed["deal_counter"]["trust"] == "third-party"
     assert listed["deal_counter"]["reporters"] == ["deal-counter"]
     assert listed["softplay"]["reporters"] == sorted(SOFTPLAY)
+
+
+def test_a_per_log_figure_is_computed_once_a_log_or_taken_as_known():
+    """Reporters asking for one log's figure share one computation; a figure worked out
+    as the log was written (the compiled engine's tallies) is taken for that log only."""
+    calls = []
+
+    def figure(records):
+        calls.append(records)
+        return len(records)
+
+    once = per_log(figure)
+    first, second = [{"type": "deal"}], [{"type": "deal"}, {"type": "bid"}]
+    assert once(first) == 1 and once(first) == 1 and calls == [first]
+    once.known(second, "as played")
+    assert once(second) == "as played" and calls == [first]
+    assert once(list(second)) == 2  # an equal log, but not the one it was known for
+    assert len(calls) == 2

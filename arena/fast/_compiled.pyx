@@ -4,6 +4,7 @@ it plays deals and hands back their log lines and, when asked, their terminal li
 
 from libc.stdint cimport int64_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc
+from libc.string cimport memset
 
 from arena.fast.spec import TableSpec
 
@@ -23,6 +24,15 @@ cdef extern from "table.h":
         unsigned partners
         double call_below
         ft_pcg64 rng
+    ctypedef struct ft_softplay:
+        int64_t faced[8][8]
+        int64_t challenged[8][8]
+        int64_t net[8][8]
+        int64_t band_faced[8][8][11]
+        double band_forgone[8][8][11]
+        int64_t bids[8]
+        int64_t false_bids[8]
+        int64_t decisions, deals
     ctypedef struct ft_table:
         int seats, hand_size, nsym, max_bids, max_q
         int symbols[16]
@@ -34,6 +44,9 @@ cdef extern from "table.h":
         int *rank
         double *chance
         int *expected
+        double *worth
+        int *worth_band
+        ft_softplay soft
         ft_pcg64 deal
         ft_u128 deal_start
         ft_u128 jump_mult, jump_add
@@ -44,7 +57,7 @@ cdef extern from "table.h":
     ctypedef struct ft_buffer:
         char *data
         size_t len, cap
-    int FT_MAX_SEATS, FT_MAX_SYMBOLS, FT_MAX_HAND
+    int FT_MAX_SEATS, FT_MAX_SYMBOLS, FT_MAX_HAND, FT_BANDS
     int ft_play(ft_table *t, int64_t count, ft_buffer *out, ft_buffer *lines)
     uint64_t ft_integers(ft_pcg64 *r, uint64_t n)
 
@@ -62,6 +75,15 @@ cdef ft_u128 _u128(value):
 
 cdef int *_ints(values) except NULL:
     cdef int *out = <int *>malloc(max(len(values), 1) * sizeof(int))
+    if out == NULL:
+        raise MemoryError()
+    for i, value in enumerate(values):
+        out[i] = value
+    return out
+
+
+cdef double *_doubles(values) except NULL:
+    cdef double *out = <double *>malloc(max(len(values), 1) * sizeof(double))
     if out == NULL:
         raise MemoryError()
     for i, value in enumerate(values):
@@ -102,11 +124,10 @@ cdef class CompiledTable:
         t.ladder = _ints(spec.ladder)
         t.rank = _ints(spec.rank)
         t.expected = _ints(spec.expected)
-        t.chance = <double *>malloc(max(len(spec.chance), 1) * sizeof(double))
-        if t.chance == NULL:
-            raise MemoryError()
-        for i, p in enumerate(spec.chance):
-            t.chance[i] = p
+        t.chance = _doubles(spec.chance)
+        t.worth = _doubles(spec.worth)
+        t.worth_band = _ints(spec.worth_band)
+        memset(&t.soft, 0, sizeof(ft_softplay))
         t.deal.state = _u128(spec.deal_state)
         t.deal.inc = _u128(spec.deal_inc)
         t.deal.has_uint32 = 0
@@ -134,6 +155,8 @@ cdef class CompiledTable:
         free(self.table.rank)
         free(self.table.expected)
         free(self.table.chance)
+        free(self.table.worth)
+        free(self.table.worth_band)
         free(self.buffer.data)
         free(self.summary.data)
 
@@ -149,6 +172,29 @@ cdef class CompiledTable:
         """The terminal lines of the deals the last :meth:`play` played, each ending in a
         newline ("" unless the table narrates)."""
         return self.summary.data[: self.summary.len].decode("ascii")
+
+    def softplay(self) -> dict:
+        """The soft-play audit's tallies of the deals played so far, as
+        :class:`arena_plugins.softplay.SoftPlay`'s fields."""
+        cdef ft_softplay *soft = &self.table.soft
+        cdef int n = self.table.seats
+        slots = range(n)
+        return {
+            "faced": [[soft.faced[a][b] for b in slots] for a in slots],
+            "challenged": [[soft.challenged[a][b] for b in slots] for a in slots],
+            "net": [[soft.net[a][b] for b in slots] for a in slots],
+            "band_faced": [
+                [[soft.band_faced[a][b][k] for k in range(FT_BANDS)] for b in slots] for a in slots
+            ],
+            "band_forgone": [
+                [[soft.band_forgone[a][b][k] for k in range(FT_BANDS)] for b in slots]
+                for a in slots
+            ],
+            "bids": [soft.bids[a] for a in slots],
+            "false_bids": [soft.false_bids[a] for a in slots],
+            "decisions": soft.decisions,
+            "deals": soft.deals,
+        }
 
     @property
     def points(self) -> tuple:

@@ -4,7 +4,9 @@ It has :class:`~arena.engine.Engine`'s shape (build, then :meth:`play` once, ret
 an :class:`~arena.engine.Outcome`), so the runner swaps one for the other. The
 header and ``result`` lines are the Python engine's own; the deals in between come
 from the C table a batch at a time, each batch written out whole, so a stop between
-batches leaves a log of whole deals as the Python engine's does.
+batches leaves a log of whole deals as the Python engine's does. The C table also
+keeps the soft-play audit's tallies as it plays (:meth:`CompiledEngine.share_tallies`),
+so the audit need not parse the log back.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from arena.engine import EpisodeConfig, Outcome, SeatTally, episode_header, sett
 from arena.eventlog import EventLog
 from arena.fast._compiled import CompiledTable
 from arena.fast.spec import table_spec
+from arena_plugins import softplay
 
 BATCH = 16
 """Deals played in C between two writes (and two chances for Ctrl-C to stop the run)."""
@@ -55,3 +58,8 @@ class CompiledEngine:
         event_log.emit(result)
         tallies = tuple(SeatTally(decisions=n) for n in self.table.decisions)
         return Outcome(result.status, config.deals, result.points, result.score, tallies)
+
+    def share_tallies(self, records) -> None:
+        """Hand the soft-play audit the tallies the C table kept as it played, for this
+        log's records: its reporters then read no more than the header."""
+        softplay.tally.known(records, softplay.SoftPlay(**self.table.softplay()))

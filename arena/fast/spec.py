@@ -2,7 +2,8 @@
 
 Every figure the C table uses comes from the same Python it replaces: the ladder and
 ranks from :class:`~arena.rules.TableRules`, the likelihoods and opening shares from
-the scripted seats' own :func:`~arena_plugins.scripted.likelihoods`, each seat's
+the scripted seats' own :func:`~arena_plugins.scripted.likelihoods`, the soft-play
+audit's worth of each facing from :func:`~arena_plugins.softplay.face_worths`, each seat's
 thresholds and stream state from the built seat and the deal stream from
 :class:`~arena.seeding.DealStreams`.
 The C side only replays the decisions, so a change to a baseline's numbers reaches
@@ -21,6 +22,7 @@ from arena.rules import TableRules
 from arena_plugins.colluder import CALL_BELOW, Colluder
 from arena_plugins.random_seat import RandomSeat
 from arena_plugins.scripted import ScriptedSeat, likelihoods
+from arena_plugins.softplay import face_worths
 
 SCRIPTED, RANDOM, COLLUDER = 0, 1, 2
 MAX_SEATS, MAX_SYMBOLS, MAX_HAND = 8, 16, 16
@@ -62,6 +64,10 @@ class TableSpec:
     chance: tuple[float, ...]
     """P(true) at ``face index * (hand_size + max_quantity) + need + hand_size - 1``."""
     expected: tuple[int, ...]
+    worth: tuple[float, ...]
+    """As ``chance``: what challenging the bid was worth, for the soft-play audit."""
+    worth_band: tuple[int, ...]
+    """As ``chance``: that facing's band."""
     deal_state: int
     deal_inc: int
     jump_mult: int
@@ -111,6 +117,7 @@ def _table_arrays(rules: TableRules) -> dict:
         rank[quantity * len(symbols) + faces[face]] = place
     chance, expected = likelihoods(rules)
     needs = range(1 - mode.hand_size, rules.max_quantity + 1)
+    worths = face_worths(mode, (rules.seats - 1) * mode.hand_size)
     return {
         "seats": rules.seats,
         "hand_size": mode.hand_size,
@@ -123,6 +130,8 @@ def _table_arrays(rules: TableRules) -> dict:
         "rank": tuple(rank),
         "chance": tuple(chance[face][need] for face in symbols for need in needs),
         "expected": tuple(expected[face] for face in symbols),
+        "worth": tuple(worths[face][need][0] for face in symbols for need in needs),
+        "worth_band": tuple(worths[face][need][1] for face in symbols for need in needs),
     }
 
 

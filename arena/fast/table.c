@@ -75,6 +75,10 @@ static char *put_str(char *p, const char *s)
 
 static char *put_int(char *p, int64_t v)
 {
+    if (v >= 0 && v < 10) { /* most numbers on a line: slots, faces, symbols */
+        *p++ = (char)('0' + v);
+        return p;
+    }
     char digits[24];
     int n = 0;
     uint64_t u = v < 0 ? (uint64_t)(-(v + 1)) + 1 : (uint64_t)v;
@@ -342,6 +346,25 @@ static action decide(ft_table *t, int slot, const int *hand, const standing_bid 
     }
 }
 
+/* --- the soft-play audit's tallies (arena_plugins.softplay._tally) ---------------------- */
+
+/* `slot` decides with `s` standing: a facing, challenged or not (a raise forgoes its worth) */
+static void soft_facing(ft_table *t, int slot, const standing_bid *s, const int *hand,
+                        int challenged)
+{
+    int need = s->quantity - face_count(t, hand, t->symbols[s->face]);
+    int at = s->face * (t->hand_size + t->max_q) + need + t->hand_size - 1;
+    int band = t->worth_band[at];
+    ft_softplay *soft = &t->soft;
+    soft->decisions++;
+    soft->faced[slot][s->slot]++;
+    soft->band_faced[slot][s->slot][band]++;
+    if (challenged)
+        soft->challenged[slot][s->slot]++;
+    else
+        soft->band_forgone[slot][s->slot][band] += t->worth[at];
+}
+
 /* --- the engine (arena/engine.py) ------------------------------------------------------ */
 
 /* seeding.DealStreams + modes._uniform_hand: a block of hand_size words, then redraws */
@@ -411,6 +434,11 @@ static int play_deal(ft_table *t, int64_t number, ft_buffer *out, ft_buffer *lin
             int loser = actual >= standing.quantity ? slot : standing.slot;
             t->points[winner] += 1;
             t->points[loser] -= 1;
+            t->soft.deals++;
+            t->soft.net[winner][loser]++;
+            t->soft.net[loser][winner]--;
+            if (!forced)
+                soft_facing(t, slot, &standing, hands[slot], 1);
             p = put_challenge_line(p, number, slot, standing.slot, standing.quantity, face, actual,
                                    forced, winner, loser);
             if (q)
@@ -418,6 +446,15 @@ static int play_deal(ft_table *t, int64_t number, ft_buffer *out, ft_buffer *lin
                                     seats, t->hand_size, hands);
             break;
         }
+        if (bids)
+            soft_facing(t, slot, &standing, hands[slot], 0);
+        else
+            t->soft.decisions++; /* the opening bid faces nothing */
+        t->soft.bids[slot]++;
+        int on_table = 0;
+        for (int s = 0; s < seats; s++)
+            on_table += face_count(t, hands[s], t->symbols[a.face]);
+        t->soft.false_bids[slot] += on_table < a.quantity;
         standing.slot = slot;
         standing.quantity = a.quantity;
         standing.face = a.face;

@@ -13,6 +13,7 @@
 #define FT_MAX_SEATS 8
 #define FT_MAX_SYMBOLS 16
 #define FT_MAX_HAND 16
+#define FT_BANDS 11 /* the soft-play audit's bands 0..10 (arena_plugins.softplay.BANDS) */
 
 typedef unsigned __int128 ft_u128;
 
@@ -35,6 +36,19 @@ typedef struct {
     ft_pcg64 rng;       /* the seat's own stream (SeatContext.rng) */
 } ft_seat;
 
+/* The soft-play audit's tallies (arena_plugins.softplay.SoftPlay), kept as the deals are
+ * played: by ordered pair [a][b], a facing b's standing bid. */
+typedef struct {
+    int64_t faced[FT_MAX_SEATS][FT_MAX_SEATS];
+    int64_t challenged[FT_MAX_SEATS][FT_MAX_SEATS];
+    int64_t net[FT_MAX_SEATS][FT_MAX_SEATS];
+    int64_t band_faced[FT_MAX_SEATS][FT_MAX_SEATS][FT_BANDS];
+    double band_forgone[FT_MAX_SEATS][FT_MAX_SEATS][FT_BANDS]; /* summed in log order */
+    int64_t bids[FT_MAX_SEATS];
+    int64_t false_bids[FT_MAX_SEATS];
+    int64_t decisions, deals;
+} ft_softplay;
+
 typedef struct {
     int seats, hand_size, nsym, max_bids, max_q;
     int symbols[FT_MAX_SYMBOLS];
@@ -46,6 +60,9 @@ typedef struct {
     int *rank;        /* (max_q + 1) * nsym: a bid's place on the ladder */
     double *chance;   /* nsym * (hand_size + max_q): P(true) by face index, need + hand_size - 1 */
     int *expected;    /* nsym: floor(unseen * p(face)) */
+    double *worth;    /* as `chance`: facing the bid, max(0, 1 - 2 P(true)) (the soft-play audit) */
+    int *worth_band;  /* as `chance`: that facing's band */
+    ft_softplay soft;
     ft_pcg64 deal;       /* the deal stream, reset to `deal_start` for each deal */
     ft_u128 deal_start;  /* where the next deal's stretch of the stream starts */
     ft_u128 jump_mult, jump_add;  /* one stretch (2**64 draws) as an affine step */
