@@ -251,6 +251,22 @@ def test_a_long_run_shows_progress_on_a_terminal_and_nowhere_else(tmp_path, engi
     assert code == 0 and b"arena: deal" not in err
 
 
+def test_with_json_stdout_holds_the_results_alone_and_progress_still_shows(tmp_path):
+    leader, follower = pty.openpty()
+    environ = {k: v for k, v in os.environ.items() if k != "PLAYER_SCRIPTED"}
+    args = [arena_script(), "play", "--deals", "400", "--seed", "3", "--json"]
+    with subprocess.Popen(
+        args, cwd=tmp_path, stdout=subprocess.PIPE, stderr=follower, env=environ
+    ) as process:
+        os.close(follower)
+        out = process.stdout.read()
+        shown = read_terminal(leader)
+    os.close(leader)
+    assert process.returncode == 0
+    assert json.loads(out)["dealsPlayed"] == 400
+    assert b"arena: deal 400/400" in shown and shown.endswith(b"\r\x1b[K")
+
+
 def test_on_a_terminal_the_deal_lines_as_they_come_are_the_progress(tmp_path):
     """stdout and stderr one terminal: the deal lines stream there, with no progress line
     written between them."""

@@ -66,8 +66,8 @@ def run(args: argparse.Namespace, host: PluginHost) -> int:
     elif people:
         viewer = people[0] if len(people) == 1 else None  # several at one keyboard: public only
         on_record = live_printer(host.registry.mode(request.mode), request.deals, viewer)
-    elif not args.json:
-        on_deals = DealPrinter(request.deals, shows_progress=shows_progress())
+    else:  # --json prints the results alone, but a long run still shows its progress
+        on_deals = DealPrinter(request.deals, not args.json, shows_progress())
     try:
         results, records = run_episode(
             host,
@@ -120,12 +120,14 @@ class DealPrinter:
     asked, one ``deal N/M`` line kept up to date on stderr."""
 
     deals: int
+    shows_lines: bool
     shows_progress: bool
     _shown: int = 0
     """The progress step last drawn."""
 
     def __call__(self, lines: str, finished: int) -> None:
-        sys.stdout.write(lines)
+        if self.shows_lines:
+            sys.stdout.write(lines)
         if self.shows_progress and finished * PROGRESS_STEPS // self.deals > self._shown:
             self._shown = finished * PROGRESS_STEPS // self.deals
             sys.stderr.write(f"{PROGRESS_CLEAR}arena: deal {finished:,}/{self.deals:,}")
