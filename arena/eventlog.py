@@ -41,6 +41,7 @@ from arena.events import (
     Interrupted,
     encode_line,
     encode_record,
+    from_line,
     from_record,
     may_hold_long_int,
     parse_fast,
@@ -117,6 +118,8 @@ class EventLog:
         self.last_record: dict[str, Any] = {}
         """That line's record as the event made it, before encoding: for a display that
         reads only its own fields, which may hold tuples where a parsed line has lists."""
+        self._first_line = b""
+        """The header's line, so a reader of the header alone parses no more."""
         self._unwritten_deals = 0
         self._finished = 0
         """How many of the pending lines belong to deals that have ended."""
@@ -153,6 +156,8 @@ class EventLog:
             if may_hold_long_int(line):
                 self._long_ints.append(self.count)
             self._audits += kind is Audit
+        if not self.count:
+            self._first_line = line
         self.count += 1
         self.last_line = line
         self._pending.append(line)
@@ -189,7 +194,9 @@ class EventLog:
     def stream(self) -> LogRecords:
         """The log's records so far, read back as its bytes say, a chunk at a time."""
         self._flush()
-        return LogRecords(self._chunks, self.count, has_audit=self._audits > 0)
+        return LogRecords(
+            self._chunks, self.count, has_audit=self._audits > 0, first_line=self._first_line
+        )
 
     def _chunks(self) -> Iterator[list[dict[str, Any]]]:
         """Parsed records, a chunk of whole lines at a time, from memory or the file."""
@@ -364,10 +371,16 @@ class LogRecords(Sequence[dict[str, Any]]):
     """
 
     def __init__(
-        self, chunks: Callable[[], Iterator[list[dict[str, Any]]]], count: int, *, has_audit: bool
+        self,
+        chunks: Callable[[], Iterator[list[dict[str, Any]]]],
+        count: int,
+        *,
+        has_audit: bool,
+        first_line: bytes = b"",
     ):
         self._chunks = chunks
         self._count = count
+        self._first_line = first_line
         self.has_audit = has_audit
         """Whether it holds ``audit`` lines (the tail a finished run appended)."""
         self._parsed: list[dict[str, Any]] | None = None
@@ -398,9 +411,9 @@ class LogRecords(Sequence[dict[str, Any]]):
             yield from chunk
 
     def __getitem__(self, index):
-        if index == 0 and self._parsed is None and self._count:
-            if self._header is None:
-                self._header = next(self._walk())  # the first chunk's parse, not the log's
+        if index == 0 and self._parsed is None and self._first_line:
+            if self._header is None:  # the header's line alone, not its chunk
+                self._header = from_line(self._first_line.decode("utf-8"))
             return self._header
         parsed = self._short()
         if parsed is not None:

@@ -426,6 +426,23 @@ def test_a_log_past_the_memory_cap_is_read_back_from_its_file(tmp_path, monkeypa
     assert list(stream) == list(stream) == expected  # every pass reads the same records
 
 
+def test_the_header_is_read_without_reading_back_the_log(tmp_path, monkeypatch):
+    """``records[0]`` is the header's own line, parsed alone: a reader that needs only the
+    header (an audit handed the compiled engine's tallies) reads nothing else, so here
+    it is there even once the file it would read back from is cut short."""
+    monkeypatch.setattr("arena.eventlog.KEEP_BYTES", 300)  # read back from the file
+    log = EventLog(tmp_path / "ep.jsonl")
+    events = [SAMPLES[0], *[SAMPLES[1], SAMPLES[5], SAMPLES[6]] * 40, SAMPLES[7]]
+    for event in events:
+        log.emit(event)
+    log.close()
+    records = log.stream()
+    (tmp_path / "ep.jsonl").write_bytes(b"")
+    assert records[0] == json.loads(to_line(SAMPLES[0])) and len(records) == len(events)
+    with pytest.raises(LogError, match="cut short"):
+        list(records)
+
+
 def test_after_an_error_the_finished_deals_are_written_not_the_one_in_progress(
     tmp_path, monkeypatch
 ):
