@@ -210,17 +210,29 @@ def test_the_real_console_script_reports_errors_in_one_line(tmp_path):
         assert_one_line_error(code, out.decode(), err.decode(), fragment)
 
 
-def read_terminal(leader: int) -> bytes:
-    """Everything written to a pseudo-terminal until the writer's side closes."""
-    shown = b""
-    while True:
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:  # the terminal closed with the process
-            return shown
-        if not chunk:
-            return shown
-        shown += chunk
+def play_on_a_terminal(tmp_path, *args: str, stdout_too: bool = False) -> tuple[int, bytes, bytes]:
+    """``arena play --deals 400 --seed 3 ARGS`` with stderr (and, with ``stdout_too``,
+    stdout) on a pseudo-terminal: (exit code, stdout when piped, what the terminal got)."""
+    leader, follower = pty.openpty()
+    environ = {k: v for k, v in os.environ.items() if k != "PLAYER_SCRIPTED"}
+    command = [arena_script(), "play", "--deals", "400", "--seed", "3", *args]
+    stdout = follower if stdout_too else subprocess.PIPE
+    with subprocess.Popen(
+        command, cwd=tmp_path, stdout=stdout, stderr=follower, env=environ
+    ) as process:
+        os.close(follower)
+        out = b"" if stdout_too else process.stdout.read()
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # the terminal closed with the process
+                break
+            if not chunk:
+                break
+            shown += chunk
+    os.close(leader)
+    return process.returncode, out, shown
 
 
 @pytest.mark.parametrize("engine", ["compiled", "python"])
@@ -231,17 +243,8 @@ def test_a_long_run_shows_progress_on_a_terminal_and_nowhere_else(tmp_path, engi
 
     The deals come a batch at a time as the log is written (16, or fewer after 50 ms),
     so the line is redrawn for at least 400 / 16 = 25 of them and ends at 400/400."""
-    leader, follower = pty.openpty()
-    environ = {k: v for k, v in os.environ.items() if k != "PLAYER_SCRIPTED"}
-    args = [arena_script(), "play", "--deals", "400", "--seed", "3", "--engine", engine]
-    with subprocess.Popen(
-        args, cwd=tmp_path, stdout=subprocess.PIPE, stderr=follower, env=environ
-    ) as process:
-        os.close(follower)
-        out = process.stdout.read()
-        shown = read_terminal(leader)
-    os.close(leader)
-    assert process.returncode == 0
+    code, out, shown = play_on_a_terminal(tmp_path, "--engine", engine)
+    assert code == 0
     drawn = [int(n) for n in re.findall(rb"arena: deal (\d+)/400", shown)]
     assert len(drawn) >= 25 and drawn == sorted(set(drawn)) and drawn[-1] == 400
     assert shown.endswith(b"\r\x1b[K")  # the line is cleared, not left behind
@@ -252,17 +255,8 @@ def test_a_long_run_shows_progress_on_a_terminal_and_nowhere_else(tmp_path, engi
 
 
 def test_with_json_stdout_holds_the_results_alone_and_progress_still_shows(tmp_path):
-    leader, follower = pty.openpty()
-    environ = {k: v for k, v in os.environ.items() if k != "PLAYER_SCRIPTED"}
-    args = [arena_script(), "play", "--deals", "400", "--seed", "3", "--json"]
-    with subprocess.Popen(
-        args, cwd=tmp_path, stdout=subprocess.PIPE, stderr=follower, env=environ
-    ) as process:
-        os.close(follower)
-        out = process.stdout.read()
-        shown = read_terminal(leader)
-    os.close(leader)
-    assert process.returncode == 0
+    code, out, shown = play_on_a_terminal(tmp_path, "--json")
+    assert code == 0
     assert json.loads(out)["dealsPlayed"] == 400
     assert b"arena: deal 400/400" in shown and shown.endswith(b"\r\x1b[K")
 
@@ -270,16 +264,8 @@ def test_with_json_stdout_holds_the_results_alone_and_progress_still_shows(tmp_p
 def test_on_a_terminal_the_deal_lines_as_they_come_are_the_progress(tmp_path):
     """stdout and stderr one terminal: the deal lines stream there, with no progress line
     written between them."""
-    leader, follower = pty.openpty()
-    environ = {k: v for k, v in os.environ.items() if k != "PLAYER_SCRIPTED"}
-    args = [arena_script(), "play", "--deals", "400", "--seed", "3"]
-    with subprocess.Popen(
-        args, cwd=tmp_path, stdout=follower, stderr=follower, env=environ
-    ) as process:
-        os.close(follower)
-        shown = read_terminal(leader)
-    os.close(leader)
-    assert process.returncode == 0
+    code, _, shown = play_on_a_terminal(tmp_path, stdout_too=True)
+    assert code == 0
     assert b"arena: deal" not in shown
     assert shown.count(b"\ndeal ") == 399 and b"deal 399  opener" in shown
 
