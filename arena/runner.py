@@ -135,9 +135,9 @@ def run_episode(
     ``on_deals`` is handed, as deals finish, their summary for the terminal (the
     text :func:`~arena.render.deal_lines` makes of them) and how many deals have
     finished, a batch at a time as the log is written (16 deals or 50 ms; the
-    compiled engine writes the same text itself, in C). ``local_seats`` maps seat names to
-    factories the caller supplies itself, e.g. the table server's browser seats.
-    The log at ``log_path`` is never clobbered unless ``force`` (see
+    compiled engine writes the same text itself, in C). ``local_seats`` maps seat
+    names to factories the caller supplies itself, e.g. the table server's browser
+    seats. The log at ``log_path`` is never clobbered unless ``force`` (see
     :class:`EventLog`). A signal raises :class:`EpisodeInterrupted`; a failed
     write ``LogWriteError``.
     """
