@@ -8,6 +8,7 @@ each entry of the ``flags`` section becomes an ``audit`` line after ``result``.
 
 from __future__ import annotations
 
+import enum
 import json
 import os
 import subprocess
@@ -19,7 +20,7 @@ from plugins_for_tests.harness import plugged
 from structlog.testing import capture_logs
 
 from arena import hookimpl
-from arena.audit import audit_json, per_log, run_audit
+from arena.audit import _plain_sections, audit_json, per_log, run_audit
 from arena.eventlog import read_log
 from arena.plugins import load
 from arena.runner import EpisodeRequest, run_episode
@@ -208,3 +209,36 @@ def test_a_per_log_figure_is_computed_once_a_log_or_taken_as_known():
     assert once(second) == "as played" and calls == [first]
     assert once(list(second)) == 2  # an equal log, but not the one it was known for
     assert len(calls) == 2
+
+
+@pytest.mark.parametrize(
+    "section",
+    [
+        {"m": [[1, 2], [3, 4]], "r": [0.1, None, -0.0, 1e-05, 1e300], "t": True},
+        {"pairs": (1, (2, 3))},  # tuples: lists, by the stdlib
+        {"keys": {1: "a", 2.5: "b", None: "c", False: "d"}},  # keys as the stdlib writes them
+        {"big": 2**70, "text": "a\u00e9\u2028\\"},  # an int past 64 bits: the stdlib reads it
+        {"e": enum.IntEnum("E", "A B").B, "f": [float(1)]},
+    ],
+)
+def test_sections_are_made_plain_as_the_strict_stdlib_round_trip_makes_them(section):
+    """The fast round trip is an optimisation only: every section comes out as
+    ``json.loads(json.dumps(section, allow_nan=False))`` gives it."""
+    expected = json.loads(json.dumps({"s": section}, allow_nan=False))
+    assert _plain_sections({"s": section}) == expected
+    assert json.dumps(_plain_sections({"s": section})) == json.dumps(expected)
+
+
+@pytest.mark.parametrize(
+    "section, error",
+    [
+        ([0.5, float("nan")], "error: ValueError: Out of range float values"),
+        ({"x": float("inf")}, "error: ValueError: Out of range float values"),
+        ({1, 2}, "error: TypeError: Object of type set"),
+        ({(1, 2): 3}, "error: TypeError: keys must be str"),
+        (enum.Enum("Colour", "RED").RED, "error: TypeError: Object of type Colour"),
+    ],
+)
+def test_what_the_stdlib_refuses_fails_its_section_alone(section, error):
+    plain = _plain_sections({"bad": section, "good": [1, 2]})
+    assert plain["good"] == [1, 2] and plain["bad"].startswith(error)
