@@ -195,7 +195,11 @@ class EventLog:
         """The log's records so far, read back as its bytes say, a chunk at a time."""
         self._flush()
         return LogRecords(
-            self._chunks, self.count, has_audit=self._audits > 0, first_line=self._first_line
+            self._chunks,
+            self.count,
+            has_audit=self._audits > 0,
+            first_line=self._first_line,
+            data=self._bytes,
         )
 
     def _chunks(self) -> Iterator[list[dict[str, Any]]]:
@@ -376,11 +380,13 @@ class LogRecords(Sequence[dict[str, Any]]):
         count: int,
         *,
         has_audit: bool,
-        first_line: bytes = b"",
+        first_line: bytes,
+        data: Callable[[], bytes],
     ):
         self._chunks = chunks
         self._count = count
         self._first_line = first_line
+        self._data = data
         self.has_audit = has_audit
         """Whether it holds ``audit`` lines (the tail a finished run appended)."""
         self._parsed: list[dict[str, Any]] | None = None
@@ -400,6 +406,17 @@ class LogRecords(Sequence[dict[str, Any]]):
         if self._parsed is None and self._count <= KEEP_PARSED:
             self._parsed = list(self._walk())
         return self._parsed
+
+    def data(self) -> bytes:
+        """The log's lines as saved (UTF-8, each ending in a newline), without a parse:
+        for a caller that keeps or sends the log itself (a league stores it)."""
+        data = self._data()
+        if data.count(b"\n") == self._count:
+            return data
+        end = 0  # the log has grown since this view was taken: its first lines only
+        for _ in range(self._count):
+            end = data.index(b"\n", end) + 1
+        return data[:end]
 
     def _walk(self) -> Iterator[dict[str, Any]]:
         left = self._count

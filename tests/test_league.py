@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import sqlite3
@@ -203,6 +204,10 @@ def test_every_episode_keeps_its_log_and_its_points_come_from_it(tmp_path, host)
             text = episode_log_text(db, idx)
             lines = text.splitlines()
             assert lines[0].startswith('{"type":"episode"')
+            # the log's own bytes, as its results' digest names them (not a re-encoding)
+            (results,) = db.execute("SELECT results FROM episodes WHERE idx = ?", (idx,)).fetchone()
+            digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+            assert digest == json.loads(results)["logSha256"]
             # rule 7: every settled challenge moves one point: points rows sum to challenges
             assert points == sum('"type":"challenge"' in line for line in lines)
         sums = [s for (s,) in db.execute("SELECT SUM(points) FROM seats GROUP BY idx")]

@@ -176,7 +176,7 @@ def stored_episode(
     environ: Mapping[str, str],
 ) -> StoredEpisode:
     """A played fixture as the store's rows: seats with entrant, tokens, cost and provenance."""
-    fixture, results, log, points = played
+    fixture, results, text, log, points = played
     rows = []
     for seat in results["seats"]:
         entrant = fixture.entrants[seat["slot"]]
@@ -200,7 +200,9 @@ def stored_episode(
                 source.get("isolation"),
             )
         )
-    return StoredEpisode(fixture.index, fixture.table, fixture.rotation, results, rows, points, log)
+    return StoredEpisode(
+        fixture.index, fixture.table, fixture.rotation, results, text, rows, points, log
+    )
 
 
 def _over_budget(spec: LeagueSpec, state: Progress, episodes: int, starting: int) -> bool:

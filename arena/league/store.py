@@ -150,7 +150,7 @@ class LeagueStore:
                 results["status"],
                 results["dealsPlayed"],
                 any(seat.get("standIn") for seat in results["seats"]),
-                json.dumps(results, sort_keys=True),
+                episode.results_text,
             ),
         )
         self.db.executemany(
@@ -183,6 +183,8 @@ class StoredEpisode:
     table: int
     rotation: int
     results: dict[str, Any]
+    results_text: str
+    """``results`` as the store keeps it (:func:`results_text`, made by the worker)."""
     seat_rows: list[tuple]
     """Every ``seats`` column after ``idx``, one tuple per slot."""
     points: Mapping[tuple[int, int], int]
@@ -228,9 +230,16 @@ def league_results(path: str | Path) -> list[dict]:
     return [json.loads(text) for (text,) in rows]
 
 
-def compress_log(text: str) -> bytes:
-    """An event log's JSON Lines as the store keeps them (codec ``zlib-jsonl``)."""
-    return zlib.compress(text.encode(), 6)
+def results_text(results: Mapping[str, Any]) -> str:
+    """An episode's results JSON as the store keeps it: keys sorted, so it reads the same
+    however the results were built."""
+    return json.dumps(results, sort_keys=True)
+
+
+def compress_log(data: bytes) -> bytes:
+    """An event log's JSON Lines (its bytes as saved) as the store keeps them (codec
+    ``zlib-jsonl``)."""
+    return zlib.compress(data, 6)
 
 
 def episode_log_text(db: sqlite3.Connection, index: int) -> str:
