@@ -167,10 +167,19 @@ def test_the_in_flight_cap_holds_over_the_whole_league(tmp_path, host, monkeypat
 
 
 def test_a_429_with_retry_after_holds_every_seat_not_only_the_one_told(monkeypatch):
-    # Seat A's first request gets 429 retry-after 0.6 s. Seat B asks 0.1 s later,
-    # on its own: without the shared pause its request would reach the server at
-    # once; with it, no request reaches the server before 0.6 s after the 429.
+    # Seat A's first request gets 429 retry-after 0.6 s. Seat B asks once A has been
+    # told (not after a fixed sleep, which a loaded machine can outrun), on its own:
+    # without the shared pause its request would reach the server at once; with it,
+    # no request reaches the server before 0.6 s after the 429.
     bounds = RetryBounds(timeout=5, attempts=3, total=10, backoff=0.01)
+    told_a = threading.Event()
+    pause = limiter.LIMITER.pause
+
+    def pause_and_tell(seconds: float) -> None:
+        pause(seconds)
+        told_a.set()
+
+    monkeypatch.setattr(limiter.LIMITER, "pause", pause_and_tell)
     with MessagesServer(lambda body: text("ok")) as server:
         server.push(Fail(429, "rate_limit_error", retry_after="0.6"))
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
@@ -184,7 +193,7 @@ def test_a_429_with_retry_after_holds_every_seat_not_only_the_one_told(monkeypat
 
         first = threading.Thread(target=ask)
         first.start()
-        time.sleep(0.1)
+        assert told_a.wait(10)
         ask()
         first.join()
     told = server.requests[0].arrived
