@@ -367,11 +367,12 @@ class LogRecords(Sequence[dict[str, Any]]):
     """A log's records as a reader parses them, without holding a long log in memory.
 
     Iterate it as often as needed. A log of up to :data:`KEEP_PARSED` lines is parsed
-    once and kept; a longer one is parsed again, a chunk at a time, on every pass, so
-    a 100,000-deal episode's reporters fold over it in bounded memory. ``[0]`` (the
-    header) is always at hand; any other index walks the log to it. The view is fixed
-    at the lines the log had when it was taken: lines emitted later are not in it.
-    It compares equal to a list of the same records, and copies and pickles as one.
+    on first use and kept; a longer one is parsed again, a chunk at a time, on every
+    pass, so a 100,000-deal episode's reporters fold over it in bounded memory. ``[0]``
+    (the header) is its own line's parse; any other index of a long log walks to it.
+    :meth:`data` is the lines' bytes, unparsed. The view is fixed at the lines the log
+    had when it was taken: lines emitted later are not in it. It compares equal to a
+    list of the same records, and copies and pickles as one.
     """
 
     def __init__(

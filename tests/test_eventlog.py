@@ -443,6 +443,25 @@ def test_the_header_is_read_without_reading_back_the_log(tmp_path, monkeypatch):
         list(records)
 
 
+@pytest.mark.parametrize("on_disk", [False, True], ids=["memory", "file"])
+def test_the_records_bytes_are_the_lines_they_hold(tmp_path, monkeypatch, on_disk):
+    """``data()`` is the view's lines as saved, without a parse: the whole file once the
+    log is closed, and only the view's own lines when the log grew after it was taken."""
+    monkeypatch.setattr("arena.eventlog.KEEP_BYTES", 300)  # the file is read back
+    log = EventLog(tmp_path / "ep.jsonl" if on_disk else None)
+    for event in SAMPLES[:3]:
+        log.emit(event)
+    early = log.stream()
+    for event in [*[SAMPLES[1], SAMPLES[5], SAMPLES[6]] * 20, SAMPLES[7]]:
+        log.emit(event)
+    log.close()
+    assert early.data() == "".join(to_line(e) + "\n" for e in SAMPLES[:3]).encode()
+    whole = log.stream().data()
+    assert whole == log.text().encode("utf-8")
+    if on_disk:
+        assert whole == (tmp_path / "ep.jsonl").read_bytes()
+
+
 def test_after_an_error_the_finished_deals_are_written_not_the_one_in_progress(
     tmp_path, monkeypatch
 ):
