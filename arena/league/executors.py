@@ -41,11 +41,11 @@ from arena_plugins.claude.limiter import Limits
 EXECUTORS = ("serial", "thread", "process", "ray")
 SEAT_ENVIRON = ("ANTHROPIC_", "ARENA_", "PLAYER_")
 Played = tuple[Fixture, dict[str, Any], str, bytes, dict[tuple[int, int], int]]
-"""A finished fixture: its results JSON, the same as the store's text, its compressed
-event log, and the points each slot took from each other slot. The text, the log and the
-points are made here, in the worker, not in the main process, which stores every
-episode and so is the league's one serial step (encoding the results there took a
-sixth of its time per episode)."""
+"""A finished fixture: its results JSON (as a dict, and as the text the store keeps),
+its compressed event log, and the points each slot took from each other slot. The text,
+the log and the points are made here, in the worker, not in the main process, which
+stores every episode and so is the league's one serial step (encoding the results
+there took a fifth of its time per episode)."""
 
 
 def play_fixture(host: PluginHost, fixture: Fixture) -> Played:
