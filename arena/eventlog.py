@@ -120,6 +120,9 @@ class EventLog:
         reads only its own fields, which may hold tuples where a parsed line has lists."""
         self._first_line = b""
         """The header's line, so a reader of the header alone parses no more."""
+        self.writes = 0
+        """How many times the pending lines have been written out (or kept, with no file):
+        a caller that shows deals as the log takes them watches it move."""
         self._unwritten_deals = 0
         self._finished = 0
         """How many of the pending lines belong to deals that have ended."""
@@ -294,6 +297,7 @@ class EventLog:
             return
         data = b"".join(self._pending)
         self._pending.clear()
+        self.writes += 1
         self._unwritten_deals = self._finished = 0
         self._written_at = time.monotonic()
         if self._kept is not None:

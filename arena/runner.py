@@ -8,7 +8,6 @@ This is the one place that turns seat specs, a mode name and options into an
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
@@ -18,14 +17,8 @@ import structlog
 from arena import seeding
 from arena.audit import audit_events, run_audit
 from arena.engine import Engine, EpisodeConfig
-from arena.eventlog import (
-    WRITE_EVERY_DEALS,
-    WRITE_EVERY_SECONDS,
-    EventLog,
-    LogExists,
-    LogRecords,
-)
-from arena.events import ChallengeMade, EpisodeSettled, Event, from_line
+from arena.eventlog import EventLog, LogExists, LogRecords
+from arena.events import ChallengeMade, Event, from_line
 from arena.exploitability import episode_report
 from arena.fast import EngineUnavailable, choose
 from arena.plugins import (
@@ -134,7 +127,7 @@ def run_episode(
     watches); the compiled engine, which logs deals in batches, then stands aside.
     ``on_deals`` is handed, as deals finish, their summary for the terminal (the
     text :func:`~arena.render.deal_lines` makes of them) and how many deals have
-    finished, a batch at a time as the log is written (16 deals or 50 ms; the
+    finished, a batch at a time as the log writes them (16 deals or 50 ms; the
     compiled engine writes the same text itself, in C). ``local_seats`` maps seat
     names to factories the caller supplies itself, e.g. the table server's browser
     seats. The log at ``log_path`` is never clobbered unless ``force`` (see
@@ -340,34 +333,28 @@ def _unavailable(slot: int, spec: SeatSpec, reason: str) -> Unavailable:
 def _narrating(
     event_log: EventLog, emit: Callable[[Event], None], on_deals: Callable[[str, int], None]
 ) -> Callable[[Event], None]:
-    """``emit`` that also hands finished deals' summaries to ``on_deals``, on the log's own
-    schedule: every :data:`WRITE_EVERY_DEALS` deals or :data:`WRITE_EVERY_SECONDS`, and
-    at the result. The narrator reads the record the log encoded
-    (:attr:`EventLog.last_record`), not a parse of the line, and a batch at a time, which
-    is cheaper than a record at a time between the seats' decisions."""
+    """``emit`` that also hands ``on_deals`` the summaries of the deals each write of the
+    log took, once written (:class:`EventLog` writes 16 deals or 50 ms at a time). The
+    narrator reads the records the log encoded (:attr:`EventLog.last_record`), not a
+    parse of the lines, and a write's worth at a time, which is cheaper than a record
+    at a time between the seats' decisions."""
     narrator = Narrator()
     held: list[dict] = []
-    finished = handed = 0
-    handed_at = time.monotonic()
+    finished = 0
+    writes = event_log.writes
 
     def emit_and_narrate(event: Event) -> None:
-        nonlocal finished, handed, handed_at
+        nonlocal finished, writes
         emit(event)
         held.append(event_log.last_record)
-        kind = type(event)
-        if kind is ChallengeMade:
-            finished += 1
-            if (
-                finished - handed < WRITE_EVERY_DEALS
-                and time.monotonic() - handed_at < WRITE_EVERY_SECONDS
-            ):
-                return
-        elif kind is not EpisodeSettled or finished == handed:
+        finished += type(event) is ChallengeMade
+        if event_log.writes == writes:
             return
+        writes = event_log.writes
         lines = [line for record in held for line in narrator.lines(record)]
         held.clear()
-        handed, handed_at = finished, time.monotonic()
-        on_deals("".join(line + "\n" for line in lines), finished)
+        if lines:
+            on_deals("".join(line + "\n" for line in lines), finished)
 
     return emit_and_narrate
 
