@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import structlog.testing
 from plugins_for_tests import broken_register, duplicate_seat, misspelled, talk_and_audit
 from plugins_for_tests.harness import plugged
 from referee import replay
@@ -254,3 +255,43 @@ def test_discovery_takes_the_first_copy_on_the_path_and_only_the_arena_group(tmp
     assert found["arena_twice"].version == "2.0"
     assert [ep.name for ep in found["arena_twice"].entry_points] == ["twice2"]
     assert "arena_twice" not in {d.name for d in discover({"ARENA_BLOCK_PLUGINS": "twice2"})}
+
+
+def test_discovery_reads_name_and_version_from_the_headers_not_the_description(
+    tmp_path, monkeypatch
+):
+    """Only the metadata's headers are parsed: a body (the long description) that looks
+    like headers must not change the name or the version."""
+    info = tmp_path / "described-3.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: described\nVersion: 3.1\n\nName: impostor\nVersion: 9\n"
+    )
+    (info / "entry_points.txt").write_text("[arena]\nd = described\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    found = {dist.name: dist.version for dist in discover({})}
+    assert found["described"] == "3.1"
+    assert "impostor" not in found
+
+
+def test_a_distribution_with_unreadable_metadata_is_skipped_with_a_warning(tmp_path, monkeypatch):
+    """Hostile or broken metadata (entry points that are not UTF-8, no Name) costs that
+    distribution its plugins, with one warning each, never the arena its plugins."""
+    for name, metadata, entry_points in (
+        ("binary", b"Name: binary\nVersion: 1\n", b"\xff\xfe[arena]\nb = binary\n"),
+        ("nameless", b"Version: 1\n", b"[arena]\nn = nameless\n"),
+        ("fine", b"Name: fine\nVersion: 1\n", b"[arena]\nf = fine\n"),
+    ):
+        info = tmp_path / f"{name}-1.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_bytes(metadata)
+        (info / "entry_points.txt").write_bytes(entry_points)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with structlog.testing.capture_logs() as logs:
+        found = {dist.name for dist in discover({})}
+    assert "fine" in found and "liars-arena" in found
+    assert not {"binary", "nameless"} & found
+    reasons = sorted(e["reason"] for e in logs if e["event"] == "plugin distribution skipped")
+    assert len(reasons) == 2
+    assert reasons[0].startswith("UnicodeDecodeError: ")
+    assert reasons[1] == "its metadata has no Name"
