@@ -12,7 +12,8 @@ All rates are decisions per CPU-second with the full event log written.
     python bench/bench_before_after.py --before /tmp/before --deals 20 --episodes 60
 
 The compiled engine's rows (which an older tree lacks) are left out: see
-bench_decisions.py for them.
+bench_decisions.py for them. A tree that has ``arena/fast`` still needs its extension
+built (``python setup.py build_ext --inplace`` in it), as bench_decisions.py runs it.
 """
 
 from __future__ import annotations
@@ -48,10 +49,12 @@ def measure(tree: Path, passthrough: list[str]) -> dict:
         out = subprocess.run(
             [sys.executable, str(DECISIONS), "--json", *passthrough],
             env=environ,
-            check=True,
             capture_output=True,
             text=True,
         )
+    if out.returncode:  # e.g. a tree whose compiled engine is not built
+        last = (out.stderr.strip().splitlines() or ["no output"])[-1]
+        raise SystemExit(f"bench_decisions.py failed on {tree}: {last}")
     return json.loads(out.stdout.splitlines()[-1])
 
 
