@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Sequence
+from itertools import chain
 from typing import Any
 
 import attrs
@@ -45,6 +46,8 @@ class Narrator:
     _hands: list = attrs.Factory(list)
     _bids: list[str] = attrs.Factory(list)
     _talk: list[str] = attrs.Factory(list)
+    deals_ended: int = 0
+    """Challenges read so far: the deals that have ended."""
     _reveal: tuple[str, int] | None = None
     """The reveal line as one format for the episode's shape (seats x hand size), and how
     many symbols it takes, made from its header: a deal's hands are then one ``%`` of
@@ -84,7 +87,7 @@ class Narrator:
         slot, quantity, face = record["slot"], record["quantity"], record["face"]
         mark = "*" if record["fallback"] else ""
         self._bids.append(f"s{slot}:{quantity}x{face}{mark}")
-        said = self._said(record)
+        said = NO_LINES if record["published"] is None else self._said(record)
         if not self.every_decision:
             return NO_LINES
         bid = f"{quantity}x{face}"
@@ -92,12 +95,13 @@ class Narrator:
         return [self._at(f"s{slot} bids {bid}{fallback}"), *said]
 
     def _challenge(self, record: dict[str, Any]) -> Sequence[str]:
+        self.deals_ended += 1
         how = "forced" if record["forced"] else "challenges"
         outcome = (
             f"s{record['slot']} {how} {record['quantity']}x{record['face']}: "
             f"actual {record['actual']}, s{record['winner']} +1, s{record['loser']} -1"
         )
-        said = self._said(record)
+        said = NO_LINES if record["published"] is None else self._said(record)
         reveal = self._reveal_line()
         if self.every_decision:
             return [self._at(outcome), *said, reveal]
@@ -105,16 +109,14 @@ class Narrator:
         return [f"{summary}  | {outcome}", reveal, *self._talk]
 
     def _reveal_line(self) -> str:
-        symbols = [symbol for hand in self._hands for symbol in hand]
+        symbols = tuple(chain.from_iterable(self._hands))
         if self._reveal is not None and self._reveal[1] == len(symbols):
-            return self._reveal[0] % tuple(symbols)
+            return self._reveal[0] % symbols
         hands = " | ".join(f"s{slot} {' '.join(map(str, h))}" for slot, h in enumerate(self._hands))
         return f"{'':10}hands  {hands}"
 
     def _said(self, record: dict[str, Any]) -> Sequence[str]:
-        """The published talk of a decision (none when talk is off or filtered away)."""
-        if record["published"] is None:
-            return NO_LINES
+        """The published talk of a decision that has some (none with talk off or filtered away)."""
         line = f"{'':10}s{record['slot']} says: {record['published']}"
         self._talk.append(line)
         return [line]

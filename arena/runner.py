@@ -18,7 +18,7 @@ from arena import seeding
 from arena.audit import audit_events, run_audit
 from arena.engine import Engine, EpisodeConfig
 from arena.eventlog import EventLog, LogExists, LogRecords
-from arena.events import ChallengeMade, Event, from_line
+from arena.events import Event, from_line
 from arena.exploitability import episode_report
 from arena.fast import EngineUnavailable, choose
 from arena.plugins import (
@@ -340,21 +340,19 @@ def _narrating(
     at a time between the seats' decisions."""
     narrator = Narrator()
     held: list[dict] = []
-    finished = 0
     writes = event_log.writes
 
     def emit_and_narrate(event: Event) -> None:
-        nonlocal finished, writes
+        nonlocal writes
         emit(event)
         held.append(event_log.last_record)
-        finished += type(event) is ChallengeMade
         if event_log.writes == writes:
             return
         writes = event_log.writes
         lines = [line for record in held for line in narrator.lines(record)]
         held.clear()
         if lines:
-            on_deals("".join(line + "\n" for line in lines), finished)
+            on_deals("".join(line + "\n" for line in lines), narrator.deals_ended)
 
     return emit_and_narrate
 
