@@ -7,6 +7,7 @@ positions and tables by hand lives in ``plugins_for_tests.harness``.
 from __future__ import annotations
 
 import os
+import signal
 
 import pytest
 import structlog
@@ -25,6 +26,17 @@ pytest_plugins = ["browser"]
 settings.register_profile("ci", deadline=None, database=None, derandomize=True)
 settings.register_profile("explore", deadline=None, max_examples=500)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+def pytest_configure(config):
+    """Ctrl-C live in every ``arena`` process the tests start and stop with SIGINT.
+
+    A background job of a non-interactive shell starts with SIGINT ignored, and an
+    ignored signal stays ignored in every child: such a child ``arena`` would play on
+    through the Ctrl-C a test sends it. A handler is reset to the default in a child.
+    """
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(scope="session")
