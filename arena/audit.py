@@ -3,9 +3,11 @@
 One function, :func:`run_audit`, serves the runner, ``arena audit LOG`` and the
 tests, so an episode's ``results.audit`` and the audit of its saved log are equal
 by construction: both read the same records, minus any ``audit`` lines a
-previous run appended. The rule for where sections land is uniform: reporter
-``name``'s section is ``results.audit[name]``; reporters run in name order, and
-a name registered twice is refused at registration, naming both plugins.
+previous run appended. (A figure that reads lists and tuples alike may read the
+records as the Python engine made them instead of their parse: the same values.)
+The rule for where sections land is uniform: reporter ``name``'s section is
+``results.audit[name]``; reporters run in name order, and a name registered
+twice is refused at registration, naming both plugins.
 
 Flags are the one section the host reads: each entry of the ``flags`` section
 becomes an ``audit`` event at the log's tail, so a replay shows it without
@@ -41,13 +43,19 @@ FLAGS_SECTION = "flags"
 log = structlog.get_logger(__name__)
 
 
-def per_log(compute: Callable[[list], Any]) -> Callable[[list], Any]:
+_made: tuple[Sequence[dict[str, Any]], list[dict[str, Any]]] | None = None
+"""While :func:`run_audit` runs with ``made``: the records the reporters read, and ``made``."""
+
+
+def per_log(compute: Callable[[list], Any], *, reads_made: bool = False) -> Callable[[list], Any]:
     """``compute(records)`` made once per log however many reporters ask for it.
 
     :func:`run_audit` hands every reporter the same records (which reporters must
     not mutate), so the result is kept by their identity; only the latest log's.
     ``once.known(records, value)`` keeps a result worked out as the log was written
     (the compiled engine tallies as it plays), which must equal ``compute(records)``.
+    With ``reads_made``, ``compute`` reads a list as it reads a tuple, and a header's
+    seats only for their number, so it may read the records as made (see :func:`run_audit`).
     """
     last: tuple[list, Any] | None = None
 
@@ -56,7 +64,9 @@ def per_log(compute: Callable[[list], Any]) -> Callable[[list], Any]:
         nonlocal last
         held = last
         if held is None or held[0] is not records:
-            held = last = (records, compute(records))
+            made = _made
+            source = made[1] if reads_made and made is not None and made[0] is records else records
+            held = last = (records, compute(source))
         return held[1]
 
     def known(records, value) -> None:
@@ -77,10 +87,26 @@ def play_records(records: Sequence[dict[str, Any]]) -> Sequence[dict[str, Any]]:
     return [record for record in records if record["type"] != Audit.TYPE]
 
 
-def run_audit(reporters: Iterable[Reporter], records: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """Every reporter's section, by name, as plain JSON values."""
+def run_audit(
+    reporters: Iterable[Reporter],
+    records: Sequence[dict[str, Any]],
+    made: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """Every reporter's section, by name, as plain JSON values.
+
+    ``made`` is the same log's records as the Python engine made them, before encoding
+    (:meth:`arena.eventlog.EventLog.take_made`): the computations that read them alike
+    (``per_log(..., reads_made=True)``) read those, which spares parsing the log back;
+    every reporter is still handed ``records``.
+    """
+    global _made
     played = play_records(records)
-    sections = _plain_sections({r.name: _computed(r.report, played) for r in _by_name(reporters)})
+    _made = None if made is None else (played, made)
+    try:
+        computed = {r.name: _computed(r.report, played) for r in _by_name(reporters)}
+    finally:
+        _made = None
+    sections = _plain_sections(computed)
     for name, section in sections.items():
         if _failed(section):
             log.warning("audit reporter failed", reporter=name, error=section)

@@ -7,7 +7,9 @@ it. Of a long log it keeps only a running digest; a short one, or one with no
 file, is also kept in memory. Reporters always parse the lines back
 (:class:`LogRecords`, from the file or that memory), so an episode's audit and
 the audit of its saved file read the same bytes, and a long episode's audit
-runs in bounded memory.
+runs in bounded memory. The one exception is our own soft-play tally, which
+reads a list and a tuple alike: on a short log it may read the records as the
+Python engine made them (:meth:`EventLog.take_made`), which spares the parse.
 
 A log is never lost or clobbered: it is written to ``NAME.part`` and renamed to
 ``NAME`` only when the episode settles; an existing file is refused unless the
@@ -120,6 +122,9 @@ class EventLog:
         reads only its own fields, which may hold tuples where a parsed line has lists."""
         self._first_line = b""
         """The header's line, so a reader of the header alone parses no more."""
+        self._made: list[dict[str, Any]] | None = None
+        """Each record as its event made it, from :meth:`keep_made` on, while they number at
+        most :data:`KEEP_PARSED`; ``None`` otherwise."""
         self.writes = 0
         """How many times the pending lines have been written out (or kept, with no file):
         a caller that shows deals as the log takes them watches it move."""
@@ -161,6 +166,9 @@ class EventLog:
             self._audits += kind is Audit
         if not self.count:
             self._first_line = line
+        made = self._made
+        if made is not None:
+            made.append(record)
         self.count += 1
         self.last_line = line
         self._pending.append(line)
@@ -189,6 +197,21 @@ class EventLog:
         self.count += lines.count(b"\n")
         self._pending.append(lines)
         self._flush()
+
+    def keep_made(self) -> None:
+        """Keep, from the next line on, each record as its event made it (see :meth:`take_made`)."""
+        self._made = []
+
+    def take_made(self) -> list[dict[str, Any]] | None:
+        """The records kept since :meth:`keep_made`, and keep no more; ``None`` once more than
+        :data:`KEEP_PARSED` lines were emitted (memory stays bounded) or if never asked.
+
+        They are the records a parse of the lines gives, except that a list there is a
+        tuple here and the header's seats are :class:`~arena.events.SeatEntry` objects:
+        for a reader that reads both alike and would otherwise parse the log back
+        (:func:`arena.audit.made_records`)."""
+        made, self._made = self._made, None
+        return made if made is not None and self.count <= KEEP_PARSED else None
 
     def records(self) -> list[dict[str, Any]]:
         """The whole log's records in one list (see :meth:`stream` for a long log)."""
@@ -298,6 +321,8 @@ class EventLog:
         data = b"".join(self._pending)
         self._pending.clear()
         self.writes += 1
+        if self._made is not None and self.count > KEEP_PARSED:
+            self._made = None
         self._unwritten_deals = self._finished = 0
         self._written_at = time.monotonic()
         if self._kept is not None:

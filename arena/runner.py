@@ -165,6 +165,7 @@ def run_episode(
                 engine = CompiledEngine(config, seats, policies, event_log, provenance, on_deals)
             else:
                 fallbacks = Fallbacks(config)
+                event_log.keep_made()
                 emit = event_log.emit if on_record is None else _tee(event_log, on_record)
                 if on_deals is not None:
                     emit = _narrating(event_log, emit, on_deals)
@@ -173,9 +174,10 @@ def run_episode(
                 )
             outcome = engine.play()
             played = event_log.stream()
+            made = event_log.take_made()  # a short log's records as the Python engine made them
             if engine_name == "compiled":
                 engine.share_tallies(played)
-            audit = run_audit(registry.reporters.values(), played)
+            audit = run_audit(registry.reporters.values(), played, made)
             flags = audit_events(audit)
             for event in flags:  # flags go to the tail, after `result`
                 event_log.emit(event)
@@ -192,8 +194,10 @@ def run_episode(
             if hasattr(part, "close"):
                 part.close()
     # Only the Python engine's seats call a model; a compiled log has no usage to read.
-    no_usage = engine_name == "compiled"
-    usage = [None] * config.rules.seats if no_usage else usage_by_slot(played, config.rules.seats)
+    if engine_name == "compiled":
+        usage = [None] * config.rules.seats
+    else:
+        usage = usage_by_slot(played if made is None else made, config.rules.seats)
     seat_results = tuple(
         SeatResult(
             slot=slot,

@@ -159,8 +159,9 @@ def _tally(records: Sequence[dict[str, Any]]) -> SoftPlay:
     )
 
 
-tally = per_log(_tally)
-"""The tally of one log, computed once however many reporters ask for it."""
+tally = per_log(_tally, reads_made=True)
+"""The tally of one log, computed once however many reporters ask for it (it reads a
+hand the same as a list or a tuple, and the header's seats only for their number)."""
 
 
 def band(value: float) -> int:

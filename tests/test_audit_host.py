@@ -14,15 +14,21 @@ import os
 import subprocess
 import sys
 import textwrap
+from unittest import mock
 
+import attrs
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from plugins_for_tests.harness import plugged
 from structlog.testing import capture_logs
 
 from arena import hookimpl
 from arena.audit import _plain_sections, audit_json, per_log, run_audit
 from arena.eventlog import read_log
-from arena.plugins import load
+from arena.events import parse_fast
+from arena.plugins import LOCAL, Reporter, load
+from arena.results import usage_by_slot
 from arena.runner import EpisodeRequest, run_episode
 from arena.seats import SeatSpec
 
@@ -209,6 +215,82 @@ def test_a_per_log_figure_is_computed_once_a_log_or_taken_as_known():
     assert once(second) == "as played" and calls == [first]
     assert once(list(second)) == 2  # an equal log, but not the one it was known for
     assert len(calls) == 2
+
+
+def test_run_audit_reads_the_made_records_only_for_figures_that_read_them_alike():
+    """``run_audit(..., made)``: a ``reads_made`` figure of the records reads ``made``,
+    every other figure and every reporter reads the records, and after the run the
+    made records are forgotten (a later audit of the same records reads them)."""
+    seen = []
+
+    def figure(records):
+        seen.append(records)
+        return len(records)
+
+    alike, other = per_log(figure, reads_made=True), per_log(figure)
+    reporters = [
+        Reporter("alike", alike, "test", None, LOCAL),
+        Reporter("other", other, "test", None, LOCAL),
+        Reporter("plain", len, "test", None, LOCAL),
+    ]
+    records = [{"type": "episode"}, {"type": "deal"}]
+    made = [{"type": "episode"}]  # unequal on purpose, to see which one each read
+    assert run_audit(reporters, records, made) == {"alike": 1, "other": 2, "plain": 2}
+    assert seen == [made, records]
+    assert run_audit(reporters, list(records)) == {"alike": 2, "other": 2, "plain": 2}
+
+
+def _misbehaving_tables():
+    return st.builds(
+        EpisodeRequest,
+        mode=st.sampled_from(["dice", "poker", "wild", "rung1"]),
+        seed=st.integers(0, 2**63 - 1),
+        deals=st.integers(1, 10),
+        seats=st.integers(2, 6),
+        seat_specs=st.lists(
+            st.sampled_from(["misbehaving", "bayes", "pressure", "random", "colluder"]),
+            min_size=6,
+            max_size=6,
+        ).map(lambda names: tuple(SeatSpec.parse(name) for name in names)),
+        talk=st.booleans(),
+        max_bids=st.integers(1, 14),
+        engine=st.just("python"),
+    ).map(lambda r: attrs.evolve(r, seat_specs=r.seat_specs[: r.seats]))
+
+
+@settings(max_examples=40, deadline=None)
+@given(request=_misbehaving_tables())
+def test_the_python_engines_audit_reads_no_line_back_and_is_its_saved_logs(
+    misbehaving_host, tmp_path_factory, request
+):
+    """The Python engine hands the audit its records as made: the episode's audit and
+    token use are then those of its saved log read back (rejections, faults, fallbacks,
+    talk and usage included), and no line was parsed for them; a table the exploitability
+    figure is worked out for reads its log, which is the one parse allowed."""
+    path = tmp_path_factory.mktemp("made") / "ep.jsonl"
+    with mock.patch("arena.eventlog.parse_fast", side_effect=parse_fast) as parses:
+        results, _ = run_episode(misbehaving_host, request, log_path=path, environ={})
+    saved = read_log(path)
+    reporters = misbehaving_host.registry.reporters.values()
+    assert audit_json(results.audit) == audit_json(run_audit(reporters, saved))
+    assert [seat.usage for seat in results.seats] == usage_by_slot(saved, request.seats)
+    if results.exploitability is None:
+        assert parses.call_count == 0
+
+
+def test_past_the_parse_cap_the_audit_reads_the_log_back(misbehaving_host, tmp_path, monkeypatch):
+    """A log too long to keep its made records (KEEP_PARSED, lowered here) is parsed back,
+    and the audit is the same as with them."""
+    request = EpisodeRequest(
+        seed=3, deals=30, seat_specs=(SeatSpec.parse("misbehaving"), SeatSpec.parse("bayes"))
+    )
+    short, _ = run_episode(misbehaving_host, request, log_path=tmp_path / "a.jsonl", environ={})
+    monkeypatch.setattr("arena.eventlog.KEEP_PARSED", 20)
+    with mock.patch("arena.eventlog.parse_fast", side_effect=parse_fast) as parses:
+        long, _ = run_episode(misbehaving_host, request, log_path=tmp_path / "b.jsonl", environ={})
+    assert parses.call_count > 0
+    assert audit_json(long.audit) == audit_json(short.audit)
+    assert [seat.usage for seat in long.seats] == [seat.usage for seat in short.seats]
 
 
 @pytest.mark.parametrize(

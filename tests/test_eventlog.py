@@ -479,3 +479,38 @@ def test_after_an_error_the_finished_deals_are_written_not_the_one_in_progress(
     log.close()
     kinds = [r["type"] for r in read_log(tmp_path / "episode.jsonl")]
     assert kinds[7:] == ["deal", "bid", "challenge", "result"]
+
+
+def _as_parsed(record):
+    """A record as made, in the shape a parse of its line has: lists, header seats as dicts."""
+    return json.loads(json.dumps(record, default=attrs.asdict))
+
+
+def test_the_records_as_made_are_the_parsed_records_but_for_tuples(tmp_path):
+    """``take_made`` is every record emitted since ``keep_made``, in order, the same as the
+    parse of its line once tuples are lists (and the header's seats dicts); asking again,
+    or a log that never asked, gives ``None``."""
+    log = EventLog(tmp_path / "ep.jsonl")
+    assert log.take_made() is None
+    log.keep_made()
+    events = [e for e in SAMPLES if not isinstance(e, Interrupted)]
+    for event in events:
+        log.emit(event)
+    made = log.take_made()
+    assert [_as_parsed(record) for record in made] == log.records()
+    assert made[1]["hands"] == ((1, 2, 3, 4, 5), (6, 6, 6, 1, 2))  # as the event holds them
+    assert log.take_made() is None
+
+
+def test_the_records_as_made_are_given_up_past_the_parse_cap(tmp_path, monkeypatch):
+    """Memory stays bounded: past KEEP_PARSED lines none are kept (a reader parses the log)."""
+    monkeypatch.setattr("arena.eventlog.KEEP_PARSED", 10)
+    kept = {}
+    for lines in (10, 11):
+        log = EventLog(tmp_path / f"{lines}.jsonl")
+        log.keep_made()
+        for event in [SAMPLES[0], *[SAMPLES[1], SAMPLES[5], SAMPLES[6]] * 3, SAMPLES[1]][:lines]:
+            log.emit(event)
+        kept[lines] = log.take_made()
+    assert len(kept[10]) == 10
+    assert kept[11] is None
