@@ -93,9 +93,8 @@ def main(argv=None) -> int:
     for deals, (library, cli) in best.items():
         ratio = cli / library
         verdict = "met" if ratio <= TARGET_RATIO else "missed"
-        print(
-            f"| {deals:,} | {library:.4f} | {cli:.4f} | {ratio:.2f} | {1 / ratio:.2f}x | {verdict} |"
-        )
+        speed = f"{1 / ratio:.2f}x"
+        print(f"| {deals:,} | {library:.4f} | {cli:.4f} | {ratio:.2f} | {speed} | {verdict} |")
     if len(best) > 1:
         (short, (run_s, play_s)), (long, (run_l, play_l)) = min(best.items()), max(best.items())
         per_deal = ((play_l - run_l) - (play_s - run_s)) / (long - short)
