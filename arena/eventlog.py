@@ -209,7 +209,7 @@ class EventLog:
         They are the records a parse of the lines gives, except that a list there is a
         tuple here and the header's seats are :class:`~arena.events.SeatEntry` objects:
         for a reader that reads both alike and would otherwise parse the log back
-        (:func:`arena.audit.made_records`)."""
+        (:func:`arena.audit.run_audit`)."""
         made, self._made = self._made, None
         return made if made is not None and self.count <= KEEP_PARSED else None
 

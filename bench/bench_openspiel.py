@@ -17,8 +17,9 @@ The rows, all measured in one run (CPU time, best of ``--repeat``):
   sampled by its outcome probabilities and a decision uniformly over
   ``legal_actions()``, both with one seeded ``numpy`` Generator.
 - ``ours compiled, run_episode``: :func:`arena.runner.run_episode` with
-  ``engine="compiled"``, the log written to a real file, the records parsed back,
-  the audit reporters run and the results built: everything a user's episode costs.
+  ``engine="compiled"``, the log written to a real file, the audit reporters run
+  (over the tallies the C table kept as it played: the log is not parsed back) and
+  the results built: everything a user's episode costs.
 - ``ours compiled, engine+log``: the compiled engine and its event log alone
   (:class:`arena.fast.engine.CompiledEngine` over seats built as the runner builds
   them, the full JSON log written to a file): no parse-back, audit or results.
@@ -148,7 +149,7 @@ def _count(records) -> int:
 
 
 def ours_full(host, engine: str) -> Run:
-    """A whole :func:`run_episode`: seats, engine, log file, parse-back, audit, results."""
+    """A whole :func:`run_episode`: seats, engine, log file, audit, results."""
 
     def run(episode: int, deals: int, scratch: Path) -> tuple[float, int]:
         request = _request(episode, deals, engine)
