@@ -117,17 +117,16 @@ class EventLog:
         self._failure: LogWriteError | None = None
         self.last_line = b""
         """The latest line :meth:`emit` took, as encoded (for a caller that shows it live)."""
-        self.last_record: dict[str, Any] = {}
-        """That line's record as the event made it, before encoding: for a display that
-        reads only its own fields, which may hold tuples where a parsed line has lists."""
         self._first_line = b""
         """The header's line, so a reader of the header alone parses no more."""
+        self._pending_records: list[dict[str, Any]] | None = None
+        """The pending lines' records as their events made them, while something reads
+        them (:meth:`keep_made`, :meth:`follow_writes`); ``None`` otherwise."""
         self._made: list[dict[str, Any]] | None = None
-        """Each record as its event made it, from :meth:`keep_made` on, while they number at
-        most :data:`KEEP_PARSED`; ``None`` otherwise."""
-        self.writes = 0
-        """How many times the pending lines have been written out (or kept, with no file):
-        a caller that shows deals as the log takes them watches it move."""
+        """The written lines' records as made, from :meth:`keep_made` on, while the log has
+        at most :data:`KEEP_PARSED` lines; ``None`` otherwise."""
+        self._on_write: Callable[[list[dict[str, Any]]], None] | None = None
+        """Handed each write's records as made, once written (:meth:`follow_writes`)."""
         self._unwritten_deals = 0
         self._finished = 0
         """How many of the pending lines belong to deals that have ended."""
@@ -158,7 +157,7 @@ class EventLog:
         if self._failure is not None:  # a swallowed write error must still stop the episode
             raise self._failure
         kind = type(event)
-        record = self.last_record = event.to_record()
+        record = event.to_record()
         line = encode_record(kind, record)
         if kind not in BOUNDED_INTS:
             if may_hold_long_int(line):
@@ -166,9 +165,9 @@ class EventLog:
             self._audits += kind is Audit
         if not self.count:
             self._first_line = line
-        made = self._made
-        if made is not None:
-            made.append(record)
+        pending_records = self._pending_records
+        if pending_records is not None:
+            pending_records.append(record)
         self.count += 1
         self.last_line = line
         self._pending.append(line)
@@ -199,8 +198,10 @@ class EventLog:
         self._flush()
 
     def keep_made(self) -> None:
-        """Keep, from the next line on, each record as its event made it (see :meth:`take_made`)."""
+        """Keep each record as its event made it (see :meth:`take_made`); before any line."""
         self._made = []
+        if self._pending_records is None:
+            self._pending_records = []
 
     def take_made(self) -> list[dict[str, Any]] | None:
         """The records kept since :meth:`keep_made`, and keep no more; ``None`` once more than
@@ -211,7 +212,20 @@ class EventLog:
         for a reader that reads both alike and would otherwise parse the log back
         (:func:`arena.audit.run_audit`)."""
         made, self._made = self._made, None
-        return made if made is not None and self.count <= KEEP_PARSED else None
+        pending = self._pending_records or []
+        if self._on_write is None:
+            self._pending_records = None
+        if made is None or self.count > KEEP_PARSED:
+            return None
+        return made + pending
+
+    def follow_writes(self, on_write: Callable[[list[dict[str, Any]]], None]) -> None:
+        """Hand ``on_write`` the records of each write's lines, as their events made them
+        (see :meth:`take_made`), once they are written: for a display that shows the play
+        as the log takes it, so what it shows is in the file. Before any line."""
+        self._on_write = on_write
+        if self._pending_records is None:
+            self._pending_records = []
 
     def records(self) -> list[dict[str, Any]]:
         """The whole log's records in one list (see :meth:`stream` for a long log)."""
@@ -298,8 +312,14 @@ class EventLog:
             return
         in_progress = self._pending[self._finished :]
         del self._pending[self._finished :]
+        records = self._pending_records  # one per pending line, when kept (only emit adds them)
+        records_in_progress = None if records is None else records[self._finished :]
+        if records is not None:
+            del records[self._finished :]
         self._flush()
         self._pending = in_progress
+        if records_in_progress is not None:
+            self._pending_records = records_in_progress
 
     def interrupt(self, reason: str) -> Path | None:
         """End the file with what is pending and an ``interrupted`` line; returns where it is.
@@ -320,9 +340,9 @@ class EventLog:
             return
         data = b"".join(self._pending)
         self._pending.clear()
-        self.writes += 1
-        if self._made is not None and self.count > KEEP_PARSED:
-            self._made = None
+        records = self._pending_records
+        if records is not None:
+            self._pending_records = []
         self._unwritten_deals = self._finished = 0
         self._written_at = time.monotonic()
         if self._kept is not None:
@@ -333,6 +353,18 @@ class EventLog:
         if self._fd is not None:
             self._write(data)
         self._digest.update(data)
+        if records:
+            self._written(records)
+
+    def _written(self, records: list[dict[str, Any]]) -> None:
+        """Hand a write's records as made to whoever reads them (see :attr:`_pending_records`)."""
+        if self._made is not None:
+            if self.count > KEEP_PARSED:
+                self._made = None
+            else:
+                self._made += records
+        if self._on_write is not None:
+            self._on_write(records)
 
     def _write(self, data: bytes) -> None:
         try:

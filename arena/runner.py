@@ -166,9 +166,9 @@ def run_episode(
             else:
                 fallbacks = Fallbacks(config)
                 event_log.keep_made()
-                emit = event_log.emit if on_record is None else _tee(event_log, on_record)
                 if on_deals is not None:
-                    emit = _narrating(event_log, emit, on_deals)
+                    event_log.follow_writes(_narrator(on_deals))
+                emit = event_log.emit if on_record is None else _tee(event_log, on_record)
                 engine = Engine(
                     config, seats, policies, fallbacks, emit, [f.apply for f in filters], provenance
                 )
@@ -334,31 +334,19 @@ def _unavailable(slot: int, spec: SeatSpec, reason: str) -> Unavailable:
     return Unavailable(f"bayes played seat {slot} ({spec}): {reason}"[:500])
 
 
-def _narrating(
-    event_log: EventLog, emit: Callable[[Event], None], on_deals: Callable[[str, int], None]
-) -> Callable[[Event], None]:
-    """``emit`` that also hands ``on_deals`` the summaries of the deals each write of the
-    log took, once written (:class:`EventLog` writes 16 deals or 50 ms at a time). The
-    narrator reads the records the log encoded (:attr:`EventLog.last_record`), not a
-    parse of the lines, and a write's worth at a time, which is cheaper than a record
-    at a time between the seats' decisions."""
+def _narrator(on_deals: Callable[[str, int], None]) -> Callable[[list[dict]], None]:
+    """The log's write listener (:meth:`EventLog.follow_writes`) that hands ``on_deals``
+    the summaries of the deals each write took, and how many deals have ended: the
+    narrator reads the records as the events made them, not a parse of the lines, and a
+    write's worth at a time (16 deals or 50 ms), nothing between the seats' decisions."""
     narrator = Narrator()
-    held: list[dict] = []
-    writes = event_log.writes
 
-    def emit_and_narrate(event: Event) -> None:
-        nonlocal writes
-        emit(event)
-        held.append(event_log.last_record)
-        if event_log.writes == writes:
-            return
-        writes = event_log.writes
-        lines = [line for record in held for line in narrator.lines(record)]
-        held.clear()
+    def narrate(records: list[dict]) -> None:
+        lines = [line for record in records for line in narrator.lines(record)]
         if lines:
             on_deals("".join(line + "\n" for line in lines), narrator.deals_ended)
 
-    return emit_and_narrate
+    return narrate
 
 
 def _tee(event_log: EventLog, on_record: Callable[[dict], None]) -> Callable[[Event], None]:

@@ -514,3 +514,31 @@ def test_the_records_as_made_are_given_up_past_the_parse_cap(tmp_path, monkeypat
         kept[lines] = log.take_made()
     assert len(kept[10]) == 10
     assert kept[11] is None
+
+
+def test_a_write_listener_is_handed_each_writes_records_once_written(tmp_path, monkeypatch):
+    """``follow_writes``: after each write (sixteen deals here, or the result, or the
+    finished deals after an error), the listener has exactly the written lines' records,
+    as made, in order, and never a line that is not in the file yet."""
+    monkeypatch.setattr("arena.eventlog.time.monotonic", lambda: 100.0)  # no time passes
+    log = EventLog(tmp_path / "episode.jsonl")
+    handed: list[list[dict]] = []
+    log.follow_writes(lambda records: handed.append(list(records)))
+    log.emit(SAMPLES[0])
+    for _ in range(16):
+        log.emit(SAMPLES[1])
+        log.emit(SAMPLES[6])
+    assert len(handed) == 1 and len(handed[0]) == len(on_disk(tmp_path)) == 1 + 16 * 2
+    log.emit(SAMPLES[1])
+    log.emit(SAMPLES[6])  # deal 17 ends: waits for fifteen more
+    log.emit(SAMPLES[1])  # deal 18 starts
+    log.emit(SAMPLES[5])
+    assert len(handed) == 1
+    log.write_finished()  # deal 17 only: deal 18 is in progress
+    assert [r["type"] for r in handed[1]] == ["deal", "challenge"]
+    log.emit(SAMPLES[6])
+    log.emit(SAMPLES[7])  # the result: written at once, with deal 18
+    assert [r["type"] for r in handed[2]] == ["deal", "bid", "challenge", "result"]
+    log.close()
+    flat = [_as_parsed(record) for records in handed for record in records]
+    assert flat == read_log(tmp_path / "episode.jsonl")
