@@ -222,7 +222,9 @@ class EventLog:
     def follow_writes(self, on_write: Callable[[list[dict[str, Any]]], None]) -> None:
         """Hand ``on_write`` the records of each write's lines, as their events made them
         (see :meth:`take_made`), once they are written: for a display that shows the play
-        as the log takes it, so what it shows is in the file. Before any line."""
+        as the log takes it, so what it shows is in the file. Before any line. A run that
+        stops (:meth:`write_finished`, :meth:`interrupt`) hands it nothing more, so what
+        the display raises (a closed stdout) never stands in for why the run stopped."""
         self._on_write = on_write
         if self._pending_records is None:
             self._pending_records = []
@@ -310,6 +312,7 @@ class EventLog:
         the file still ends at the last finished deal."""
         if self._fd is None or self._failure is not None or not self._finished:
             return
+        self._on_write = None  # a stopped run shows no more: a display must not hide why
         in_progress = self._pending[self._finished :]
         del self._pending[self._finished :]
         records = self._pending_records  # one per pending line, when kept (only emit adds them)
@@ -328,6 +331,7 @@ class EventLog:
         """
         if self._fd is None:
             return self.writing
+        self._on_write = None  # a stopped run shows no more: a display must not hide why
         self._pending.append(encode_line(Interrupted(reason)))
         with contextlib.suppress(LogWriteError):  # _flush cuts the file back to a whole line
             self._flush()

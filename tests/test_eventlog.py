@@ -517,9 +517,9 @@ def test_the_records_as_made_are_given_up_past_the_parse_cap(tmp_path, monkeypat
 
 
 def test_a_write_listener_is_handed_each_writes_records_once_written(tmp_path, monkeypatch):
-    """``follow_writes``: after each write (sixteen deals here, or the result, or the
-    finished deals after an error), the listener has exactly the written lines' records,
-    as made, in order, and never a line that is not in the file yet."""
+    """``follow_writes``: after each write (sixteen deals here, then the result), the
+    listener has exactly the written lines' records, as made, in order, and never a
+    line that is not in the file yet."""
     monkeypatch.setattr("arena.eventlog.time.monotonic", lambda: 100.0)  # no time passes
     log = EventLog(tmp_path / "episode.jsonl")
     handed: list[list[dict]] = []
@@ -530,15 +530,38 @@ def test_a_write_listener_is_handed_each_writes_records_once_written(tmp_path, m
         log.emit(SAMPLES[6])
     assert len(handed) == 1 and len(handed[0]) == len(on_disk(tmp_path)) == 1 + 16 * 2
     log.emit(SAMPLES[1])
-    log.emit(SAMPLES[6])  # deal 17 ends: waits for fifteen more
-    log.emit(SAMPLES[1])  # deal 18 starts
     log.emit(SAMPLES[5])
+    log.emit(SAMPLES[6])  # deal 17 ends: waits for fifteen more
     assert len(handed) == 1
-    log.write_finished()  # deal 17 only: deal 18 is in progress
-    assert [r["type"] for r in handed[1]] == ["deal", "challenge"]
-    log.emit(SAMPLES[6])
-    log.emit(SAMPLES[7])  # the result: written at once, with deal 18
-    assert [r["type"] for r in handed[2]] == ["deal", "bid", "challenge", "result"]
+    log.emit(SAMPLES[7])  # the result: written at once, with deal 17
+    assert [r["type"] for r in handed[1]] == ["deal", "bid", "challenge", "result"]
     log.close()
     flat = [_as_parsed(record) for records in handed for record in records]
     assert flat == read_log(tmp_path / "episode.jsonl")
+
+
+@pytest.mark.parametrize("stop", ["write_finished", "interrupt"])
+def test_a_stopped_run_hands_its_write_listener_nothing_more(tmp_path, monkeypatch, stop):
+    """After an error (``write_finished``) or a signal (``interrupt``) the listener is not
+    called: what a display would raise (a closed stdout) must not hide why the run
+    stopped. The file still gets the finished deals, and the records as made keep the
+    lines' order (``write_finished`` splits them with the lines)."""
+    monkeypatch.setattr("arena.eventlog.time.monotonic", lambda: 100.0)  # nothing written yet
+    log = EventLog(tmp_path / "episode.jsonl")
+    log.keep_made()
+    handed = []
+    log.follow_writes(handed.append)
+    for event in [*SAMPLES[:7], SAMPLES[1], SAMPLES[5]]:  # deal 0 ends, deal 1 is under way
+        log.emit(event)
+    if stop == "write_finished":
+        log.write_finished()
+        assert len(on_disk(tmp_path)) == 7  # header to deal 0's challenge
+        log.emit(SAMPLES[6])
+        log.emit(SAMPLES[7])
+        log.close()
+        made = log.take_made()
+        assert [_as_parsed(r) for r in made] == read_log(tmp_path / "episode.jsonl")
+    else:
+        log.interrupt("SIGINT")
+        assert on_disk(tmp_path)[-1] == "interrupted"
+    assert handed == []
