@@ -217,7 +217,8 @@ class EventLog:
             self._pending_records = None
         if made is None or self.count > KEEP_PARSED:
             return None
-        return made + pending
+        made += pending  # the lines not yet written, if any
+        return made
 
     def follow_writes(self, on_write: Callable[[list[dict[str, Any]]], None]) -> None:
         """Hand ``on_write`` the records of each write's lines, as their events made them
