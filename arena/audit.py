@@ -31,16 +31,16 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-import structlog
 
 from arena.eventlog import LogError, LogRecords
 from arena.events import Audit, EpisodeSettled, to_line
 from arena.league.store import league_results
+from arena.logs import get_logger
 from arena.plugins import Reporter
 
 FLAGS_SECTION = "flags"
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 _made: tuple[Sequence[dict[str, Any]], list[dict[str, Any]]] | None = None

@@ -15,7 +15,6 @@ import time
 from collections.abc import Callable, Sequence
 
 import attrs
-import structlog
 
 from arena import seeding
 from arena.actions import Action, Bid, Challenge
@@ -31,6 +30,7 @@ from arena.events import (
     SeatEntry,
     Usage,
 )
+from arena.logs import get_logger
 from arena.replies import IllegalReply, check_legal, loggable, parse_action
 from arena.rules import StandingBid, TableRules, opener, resolve, score
 from arena.seats import Reply, Seat, SeatQuit, SeatUnavailable
@@ -47,7 +47,7 @@ from arena.view import (
 NOTES_CAP = 4000
 """Private notes longer than this are truncated, and the seat is told so."""
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 @attrs.frozen

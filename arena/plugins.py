@@ -27,9 +27,8 @@ from typing import Any
 
 import attrs
 import pluggy
-import structlog
 
-from arena import hookspecs
+from arena import hookspecs, logs
 from arena.modes import Mode
 from arena.sandbox.discovery import ENTRY_POINT_GROUP, FIRST_PARTY_DISTRIBUTION, discover
 from arena.sandbox.policy import SandboxPolicy, canonical_name
@@ -44,7 +43,7 @@ REGISTRATION_HOOKS = (
     "register_audit_reporters",
 )
 
-log = structlog.get_logger(__name__)
+log = logs.get_logger(__name__)
 
 
 class UnknownName(LookupError):
@@ -273,6 +272,8 @@ def load(
         if not dist.first_party and host.policy.isolation_of(dist.name) != "in-process":
             untrusted.append(dist)
             continue
+        if not dist.first_party:  # trusted code may log through structlog itself
+            logs.structlog()
         for ep in dist.entry_points:
             try:
                 plugin = ep.load()

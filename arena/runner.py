@@ -12,7 +12,6 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import attrs
-import structlog
 
 from arena import seeding
 from arena.audit import audit_events, run_audit
@@ -21,6 +20,7 @@ from arena.eventlog import EventLog, LogExists, LogRecords
 from arena.events import Event, from_line
 from arena.exploitability import episode_report
 from arena.fast import EngineUnavailable, choose
+from arena.logs import get_logger
 from arena.plugins import (
     FIRST_PARTY_DISTRIBUTION,
     PluginHost,
@@ -37,7 +37,7 @@ from arena.sandbox.views import mode_to_json
 from arena.seats import Seat, SeatContext, SeatSpec, SeatUnavailable
 from arena_plugins.scripted import bayes as bayes_baseline
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 DEFAULT_SCRIPTED = "bayes"
 DEFAULT_SEATS = 4

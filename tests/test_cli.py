@@ -271,13 +271,15 @@ def test_on_a_terminal_the_deal_lines_as_they_come_are_the_progress(tmp_path):
 
 
 def test_importing_the_cli_and_a_scripted_play_load_no_heavy_client():
-    """The CLI's cost is the table's: no API client or web server is imported to parse a
-    command line or play scripted seats (the Claude seat imports anthropic when built),
-    and of the subcommands only the one named."""
+    """The CLI's cost is the table's: no API client, web server or rich (which structlog
+    brings) is imported to parse a command line or play scripted seats (the Claude seat
+    imports anthropic when built; structlog comes when something logs), and of the
+    subcommands only the one named."""
     script = (
         "import contextlib, io, sys\n"
         "import arena.cli\n"
-        "heavy = ('anthropic', 'starlette', 'uvicorn', 'httpx', 'arena.cli.play')\n"
+        "heavy = ('anthropic', 'starlette', 'uvicorn', 'httpx', 'rich', 'structlog',\n"
+        "         'asyncio', 'arena.cli.play')\n"
         "print(sorted(m for m in heavy if m in sys.modules))\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n"
         "    arena.cli.main(['play', '--deals', '2', '--seat', 'bayes,random'])\n"

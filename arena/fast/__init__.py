@@ -10,14 +10,13 @@ install without a C compiler has no compiled engine, and ``auto`` then says so o
 
 from __future__ import annotations
 
-import structlog
-
 from arena.engine import EpisodeConfig
 from arena.fast.spec import unsupported
+from arena.logs import get_logger
 
 ENGINES = ("auto", "python", "compiled")
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 try:
     from arena.fast import _compiled  # noqa: F401  (built by setup.py where a compiler is)

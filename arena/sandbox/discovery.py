@@ -16,12 +16,13 @@ from email.parser import HeaderParser
 from importlib.metadata import EntryPoint
 
 import attrs
-import structlog
+
+from arena.logs import get_logger
 
 ENTRY_POINT_GROUP = "arena"
 FIRST_PARTY_DISTRIBUTION = "liars-arena"
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 @attrs.frozen

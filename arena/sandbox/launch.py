@@ -32,15 +32,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 import attrs
-import structlog
 
 import arena
+from arena.logs import get_logger
 from arena.sandbox.policy import SandboxPolicy, worker_uid
 
 KEPT_ENVIRONMENT = ("PATH", "LANG", "LC_ALL")
 SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64")
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 class WorkerProcess:

@@ -19,8 +19,8 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, NoReturn
 
 import attrs
-import structlog
 
+from arena.logs import get_logger
 from arena.plugins import (
     PluginHost,
     PluginInfo,
@@ -47,7 +47,7 @@ TOKEN_FIELDS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_wri
 TOKEN_BOUND = 10_000_000
 """More tokens than any model call can bill: a count at or over it is a lie."""
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 class WorkerFailed(Exception):

@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-import structlog
 
 from arena.actions import Action
 from arena.events import from_record, to_line
+from arena.logs import get_logger
 from arena.plugins import PluginHost
 from arena.runner import EpisodeRequest, build_config, run_episode, table_specs
 from arena.seats import SeatContext, SeatQuit, SeatUnavailable
@@ -34,7 +34,7 @@ from arena_plugins.human.feed import PublicFeed
 from arena_plugins.human.screen import Advisor, build_screen
 from arena_plugins.human.terminal import parse_command
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 class Channel:

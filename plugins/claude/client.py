@@ -24,13 +24,13 @@ from typing import Any
 
 import anthropic
 import numpy as np
-import structlog
 import tenacity
 
+from arena.logs import get_logger
 from arena_plugins.claude.limiter import LIMITER
 from arena_plugins.claude.settings import RetryBounds
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 BACKOFF_GROWTH = 32
 """The backoff stops doubling at this multiple of the first wait."""

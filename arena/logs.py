@@ -1,0 +1,54 @@
+"""structlog loggers for library code, with structlog imported when something first logs.
+
+Importing structlog imports asyncio, rich and pygments with it (about 60 ms), and most
+``arena`` commands log nothing. A module's ``log = get_logger(__name__)`` is therefore
+a stand-in that imports structlog at its first call; the settings the CLI chose
+(:mod:`arena.logconfig`) are applied then, before that first line is rendered.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
+
+_waiting: Callable[[ModuleType], None] | None = None
+"""Settings handed to :func:`configure` before structlog was imported."""
+
+
+class Logger:
+    """``structlog.get_logger(name)``, looked up when a method is called on it."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __getattr__(self, method: str) -> Any:
+        return getattr(structlog().get_logger(self.name), method)
+
+
+def get_logger(name: str) -> Logger:
+    return Logger(name)
+
+
+def configure(settings: Callable[[ModuleType], None]) -> None:
+    """Hand structlog ``settings(structlog)``: now if it is imported, else at the first log
+    call here or at :func:`structlog`, whichever comes first."""
+    global _waiting
+    _waiting = settings
+    if "structlog" in sys.modules:
+        structlog()
+
+
+def structlog() -> ModuleType:
+    """structlog itself, configured: for code that logs through it without this module
+    (a trusted plugin, say), which would otherwise find structlog's defaults."""
+    global _waiting
+    import structlog as module
+
+    if _waiting is not None:
+        settings, _waiting = _waiting, None
+        settings(module)
+    return module

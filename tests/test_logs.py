@@ -1,0 +1,101 @@
+"""Library loggers import structlog only when something logs, and the CLI's settings
+(warnings and up, JSON on a stderr that is not a terminal) hold from the first line.
+
+Each case runs in a fresh interpreter: this test process imported structlog long ago.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+
+def run(script: str, *, path: Path | None = None) -> subprocess.CompletedProcess:
+    """``script`` in a fresh interpreter, stdout and stderr pipes (not terminals)."""
+    env_path = [] if path is None else [str(path)]
+    code = f"import sys; sys.path[:0] = {env_path!r}\n" + script
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+
+
+def lines(stream: str) -> list[dict]:
+    return [json.loads(line) for line in stream.splitlines()]
+
+
+def test_a_logger_imports_structlog_at_its_first_call_with_the_clis_settings():
+    done = run(
+        "from arena import logconfig, logs\n"
+        "log = logs.get_logger('arena.somewhere')\n"
+        "logconfig.configure(0)\n"
+        "print('structlog' in sys.modules, 'rich' in sys.modules)\n"
+        "log.info('below the level')\n"
+        "log.warning('first line', n=1)\n"
+        "print('structlog' in sys.modules)\n"
+    )
+    # Not imported until the warning; then the CLI's settings, not structlog's defaults
+    # (which print every level to stdout, coloured): one JSON line on stderr, info dropped.
+    assert done.stdout.splitlines() == ["False False", "True"]
+    [line] = lines(done.stderr)
+    assert (line["event"], line["level"], line["n"]) == ("first line", "warning", 1)
+    assert "timestamp" in line
+
+
+def test_settings_given_after_structlog_is_imported_apply_at_once():
+    done = run(
+        "import structlog\n"
+        "from arena import logconfig\n"
+        "logconfig.configure(1)\n"
+        "structlog.get_logger('direct').info('straight through structlog')\n"
+    )
+    assert done.stdout == ""
+    [line] = lines(done.stderr)
+    assert (line["event"], line["level"]) == ("straight through structlog", "info")
+
+
+LOGS_AT_IMPORT = """
+import structlog
+structlog.get_logger("arena_noisy").warning("noisy plugin imported")
+
+from arena import hookimpl
+
+@hookimpl
+def register_seats(register):
+    pass
+"""
+
+
+def test_a_trusted_plugin_logging_through_structlog_itself_finds_the_clis_settings(tmp_path):
+    """Trusted code runs in the arena's process and may use structlog directly: it must not
+    get structlog's defaults, which would print to stdout (``arena play --json``'s)."""
+    (tmp_path / "arena_noisy.py").write_text(LOGS_AT_IMPORT)
+    info = tmp_path / "arena_noisy-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: arena-noisy\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[arena]\narena_noisy = arena_noisy\n")
+    done = run(
+        "import contextlib, io\n"
+        "from arena.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()) as shown:\n"
+        "    code = main(['play', '--trust', 'arena-noisy', '--deals', '1', '--json'])\n"
+        "json_results = __import__('json').loads(shown.getvalue())\n"
+        "print(code, json_results['dealsPlayed'])\n",
+        path=tmp_path,
+    )
+    assert done.stdout.splitlines() == ["0 1"]
+    logged = [line for line in done.stderr.splitlines() if line.startswith("{")]
+    assert [json.loads(line)["event"] for line in logged] == ["noisy plugin imported"]
+
+
+def test_the_last_settings_given_before_anything_logged_are_the_ones_applied():
+    """Two commands in one process before anything logged: the second's settings hold."""
+    done = run(
+        "from arena import logconfig, logs\n"
+        "logconfig.configure(0)\n"
+        "logconfig.configure(2)\n"
+        "logs.get_logger('x').debug('shown at -vv')\n"
+    )
+    [line] = lines(done.stderr)
+    assert (line["event"], line["level"]) == ("shown at -vv", "debug")
