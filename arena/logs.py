@@ -1,7 +1,7 @@
 """structlog loggers for library code, with structlog imported when something first logs.
 
-Importing structlog imports asyncio, rich and pygments with it (about 60 ms), and most
-``arena`` commands log nothing. A module's ``log = get_logger(__name__)`` is therefore
+Importing structlog imports asyncio, rich and pygments with it (35-45 ms of CPU a
+process, here), and most ``arena`` commands log nothing. A module's ``log = get_logger(__name__)`` is therefore
 a stand-in that imports structlog at its first call; the settings the CLI chose
 (:mod:`arena.logconfig`) are applied then, before that first line is rendered.
 """
