@@ -6,22 +6,24 @@ import logging
 import sys
 from types import ModuleType
 
+import attrs
+
 from arena import logs
 
 
-def configure(verbosity: int) -> None:
-    """Quiet by default, ``-v`` info, ``-vv`` debug; console on a terminal, JSON otherwise.
+@attrs.frozen
+class Settings:
+    """What ``arena -v...`` asks of the logs, picklable so a league's worker processes,
+    which start afresh, log as the command does."""
 
-    The terminal is looked at now; structlog is only imported, and these settings
-    applied, when something logs (:func:`arena.logs.configure`)."""
-    level = {0: logging.WARNING, 1: logging.INFO}.get(verbosity, logging.DEBUG)
-    stream = sys.stderr
-    console = stream.isatty()
+    level: int
+    console: bool
+    """A terminal's coloured lines, or JSON lines (for a pipe or a file)."""
 
-    def settings(structlog: ModuleType) -> None:
+    def __call__(self, structlog: ModuleType) -> None:
         renderer = (
             structlog.dev.ConsoleRenderer(colors=True)
-            if console
+            if self.console
             else structlog.processors.JSONRenderer()
         )
         structlog.configure(
@@ -30,9 +32,15 @@ def configure(verbosity: int) -> None:
                 structlog.processors.TimeStamper(fmt="iso"),
                 renderer,
             ],
-            wrapper_class=structlog.make_filtering_bound_logger(level),
-            logger_factory=structlog.PrintLoggerFactory(file=stream),
+            wrapper_class=structlog.make_filtering_bound_logger(self.level),
+            logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
             cache_logger_on_first_use=False,  # tests and embedders reconfigure; log calls are rare
         )
 
-    logs.configure(settings)
+
+def configure(verbosity: int) -> None:
+    """Quiet by default, ``-v`` info, ``-vv`` debug, on stderr: coloured on a terminal, JSON
+    otherwise. structlog is only imported, and this applied, when something logs
+    (:func:`arena.logs.configure`)."""
+    level = {0: logging.WARNING, 1: logging.INFO}.get(verbosity, logging.DEBUG)
+    logs.configure(Settings(level, console=sys.stderr.isatty()))

@@ -1,9 +1,11 @@
 """structlog loggers for library code, with structlog imported when something first logs.
 
 Importing structlog imports asyncio, rich and pygments with it (35-45 ms of CPU a
-process, here), and most ``arena`` commands log nothing. A module's ``log = get_logger(__name__)`` is therefore
-a stand-in that imports structlog at its first call; the settings the CLI chose
-(:mod:`arena.logconfig`) are applied then, before that first line is rendered.
+process, here), and most ``arena`` commands log nothing. A module's
+``log = get_logger(__name__)`` is therefore a stand-in that imports structlog at its
+first call; the settings the CLI chose (:mod:`arena.logconfig`) are applied then,
+before that first line is rendered. They are kept, too, for the worker processes a
+league starts (:func:`settings`), which must log as the command does.
 """
 
 from __future__ import annotations
@@ -13,8 +15,10 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
-_waiting: Callable[[ModuleType], None] | None = None
-"""Settings handed to :func:`configure` before structlog was imported."""
+_settings: Callable[[ModuleType], None] | None = None
+"""The settings last given to :func:`configure`."""
+_waiting = False
+"""Whether they still wait for structlog to be imported."""
 
 
 class Logger:
@@ -36,10 +40,16 @@ def get_logger(name: str) -> Logger:
 def configure(settings: Callable[[ModuleType], None]) -> None:
     """Hand structlog ``settings(structlog)``: now if it is imported, else at the first log
     call here or at :func:`structlog`, whichever comes first."""
-    global _waiting
-    _waiting = settings
+    global _settings, _waiting
+    _settings, _waiting = settings, True
     if "structlog" in sys.modules:
         structlog()
+
+
+def settings() -> Callable[[ModuleType], None] | None:
+    """The settings given to :func:`configure` (``None`` if none were), for a worker
+    process to :func:`configure` in its turn: picklable, when the CLI gave them."""
+    return _settings
 
 
 def structlog() -> ModuleType:
@@ -48,7 +58,7 @@ def structlog() -> ModuleType:
     global _waiting
     import structlog as module
 
-    if _waiting is not None:
-        settings, _waiting = _waiting, None
-        settings(module)
+    if _waiting:
+        _waiting = False
+        _settings(module)
     return module

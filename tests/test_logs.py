@@ -67,14 +67,20 @@ def register_seats(register):
 """
 
 
+def install(root: Path, module: str, source: str) -> None:
+    """A distribution ``module`` with one ``arena`` entry point, importable from ``root``."""
+    (root / f"{module}.py").write_text(source)
+    info = root / f"{module}-1.0.dist-info"
+    info.mkdir()
+    name = module.replace("_", "-")
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(f"[arena]\n{module} = {module}\n")
+
+
 def test_a_trusted_plugin_logging_through_structlog_itself_finds_the_clis_settings(tmp_path):
     """Trusted code runs in the arena's process and may use structlog directly: it must not
     get structlog's defaults, which would print to stdout (``arena play --json``'s)."""
-    (tmp_path / "arena_noisy.py").write_text(LOGS_AT_IMPORT)
-    info = tmp_path / "arena_noisy-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: arena-noisy\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text("[arena]\narena_noisy = arena_noisy\n")
+    install(tmp_path, "arena_noisy", LOGS_AT_IMPORT)
     done = run(
         "import contextlib, io\n"
         "from arena.cli import main\n"
@@ -99,3 +105,24 @@ def test_the_last_settings_given_before_anything_logged_are_the_ones_applied():
     )
     [line] = lines(done.stderr)
     assert (line["event"], line["level"]) == ("shown at -vv", "debug")
+
+
+def test_a_leagues_worker_processes_log_as_the_command_does(tmp_path):
+    """Process workers start afresh and load the plugins again: a broken one is reported
+    by each, and on stderr as the command's own lines are, not on ``--json``'s stdout."""
+    tmp_path.chmod(0o755)  # as root, the sandbox's workers run as another uid
+    install(tmp_path, "arena_broken", "raise RuntimeError('broken at import')\n")
+    done = run(
+        "import contextlib, io, json\n"
+        "from arena.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()) as shown:\n"
+        f"    code = main(['league', 'run', '--pool', 'bayes,pressure', '--tables', '2',\n"
+        f"                 '--deals', '2', '--executor', 'process', '--workers', '2',\n"
+        f"                 '--db', {str(tmp_path / 'league.sqlite')!r}, '--json'])\n"
+        "print(code, json.loads(shown.getvalue())['league']['episodesStored'])\n",
+        path=tmp_path,
+    )
+    assert done.stdout.splitlines() == ["0 2"]
+    logged = [json.loads(line) for line in done.stderr.splitlines() if line.startswith("{")]
+    skipped = [line["plugin"] for line in logged if line["event"] == "plugin skipped"]
+    assert skipped == ["arena_broken"] * 3  # the command's own load, then each worker's

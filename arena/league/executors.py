@@ -31,6 +31,7 @@ from collections.abc import Iterator
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
+from arena import logs
 from arena.league.schedule import Fixture
 from arena.league.store import challenge_points, compress_log, results_text
 from arena.plugins import PluginHost, load
@@ -147,7 +148,9 @@ class Processes:
             for _ in range(workers):
                 mine, theirs = context.Pipe()
                 process = context.Process(
-                    target=_process_worker, args=(theirs, limits.share(workers)), daemon=True
+                    target=_process_worker,
+                    args=(theirs, limits.share(workers), logs.settings()),
+                    daemon=True,
                 )
                 process.start()
                 theirs.close()
@@ -184,9 +187,12 @@ class Processes:
             process.join(timeout=2)
 
 
-def _process_worker(conn: Connection, limits: Limits) -> None:
-    """A process executor's worker: Ctrl-C is the parent's to handle, then it kills us."""
+def _process_worker(conn: Connection, limits: Limits, log_settings) -> None:
+    """A process executor's worker: Ctrl-C is the parent's to handle, then it kills us. It
+    logs as its parent does (structlog's defaults would print to the parent's stdout)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if log_settings is not None:
+        logs.configure(log_settings)
     limiter.configure(limits)
     host = load()
     while True:
