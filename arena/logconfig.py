@@ -12,7 +12,7 @@ from arena import logs
 
 
 @attrs.frozen
-class Settings:
+class CommandSettings:
     """What ``arena -v...`` asks of the logs, picklable so a league's worker processes,
     which start afresh, log as the command does."""
 
@@ -43,4 +43,4 @@ def configure(verbosity: int) -> None:
     otherwise. structlog is only imported, and this applied, when something logs
     (:func:`arena.logs.configure`)."""
     level = {0: logging.WARNING, 1: logging.INFO}.get(verbosity, logging.DEBUG)
-    logs.configure(Settings(level, console=sys.stderr.isatty()))
+    logs.configure(CommandSettings(level, console=sys.stderr.isatty()))

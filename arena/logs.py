@@ -15,7 +15,10 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
-_settings: Callable[[ModuleType], None] | None = None
+Settings = Callable[[ModuleType], None]
+"""Settings for structlog: called with the module, they configure it."""
+
+_settings: Settings | None = None
 """The settings last given to :func:`configure`."""
 _waiting = False
 """Whether they still wait for structlog to be imported."""
@@ -37,7 +40,7 @@ def get_logger(name: str) -> Logger:
     return Logger(name)
 
 
-def configure(settings: Callable[[ModuleType], None]) -> None:
+def configure(settings: Settings) -> None:
     """Hand structlog ``settings(structlog)``: now if it is imported, else at the first log
     call here or at :func:`structlog`, whichever comes first."""
     global _settings, _waiting
@@ -46,7 +49,7 @@ def configure(settings: Callable[[ModuleType], None]) -> None:
         structlog()
 
 
-def settings() -> Callable[[ModuleType], None] | None:
+def settings() -> Settings | None:
     """The settings given to :func:`configure` (``None`` if none were), for a worker
     process to :func:`configure` in its turn: picklable, when the CLI gave them."""
     return _settings

@@ -187,7 +187,7 @@ class Processes:
             process.join(timeout=2)
 
 
-def _process_worker(conn: Connection, limits: Limits, log_settings) -> None:
+def _process_worker(conn: Connection, limits: Limits, log_settings: logs.Settings | None) -> None:
     """A process executor's worker: Ctrl-C is the parent's to handle, then it kills us. It
     logs as its parent does (structlog's defaults would print to the parent's stdout)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
