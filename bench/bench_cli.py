@@ -50,6 +50,7 @@ from arena.seats import SeatSpec
 TARGET = 0.85
 """arena play's speed against the library's, at least."""
 SEATS = ("bayes", "pressure", "bayes", "pressure")
+PLAY = "arena play"
 
 
 def cpu_seconds(play) -> float:
@@ -59,9 +60,6 @@ def cpu_seconds(play) -> float:
     started = time.process_time()
     play()
     return time.process_time() - started
-
-
-PLAY = "arena play"
 
 
 def best_times(host, deals: int, engine: str, repeat: int, scratch: Path) -> dict[str, float]:
