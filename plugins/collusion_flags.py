@@ -227,25 +227,22 @@ def pool(
     return Pool(
         scope=scope,
         keys=keys,
-        band_faced=[
-            [
-                [sum(band) for band in zip(*cell, strict=True)] if cell else [0] * bands
-                for cell in row
-            ]
-            for row in faced
-        ],
-        band_forgone=[
-            [
-                [math.fsum(band) for band in zip(*cell, strict=True)] if cell else [0.0] * bands
-                for cell in row
-            ]
-            for row in forgone
-        ],
+        band_faced=_summed_by_band(faced, sum, [0] * bands),
+        band_forgone=_summed_by_band(forgone, math.fsum, [0.0] * bands),
         together=together,
         episodes=len(episodes),
         decisions=sum(e.decisions for e in episodes),
         deals=sum(e.deals for e in episodes),
     )
+
+
+def _summed_by_band(pairs: list[list[list[list]]], total: Callable, none: list) -> list:
+    """Each pair's band rows (one an episode) summed band by band by ``total``; ``none``
+    for a pair that never met."""
+    return [
+        [[total(band) for band in zip(*rows, strict=True)] if rows else list(none) for rows in row]
+        for row in pairs
+    ]
 
 
 def by_slot(episode: EpisodeFacings) -> Pool:
