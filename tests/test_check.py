@@ -25,7 +25,7 @@ from arena.check import check_results, distinct_episodes, load_checked, verify
 from arena.cli import main
 from arena.eventlog import LogError
 from arena.runner import EpisodeRequest, run_episode
-from arena.seats import SeatSpec
+from arena.seats import SeatQuit, SeatSpec
 
 SEATS = tuple(SeatSpec.parse(name) for name in ("bayes", "pressure", "random", "bayes"))
 DICE_TABLE = EpisodeRequest(mode="dice", seed=11, deals=8, max_bids=3, seat_specs=SEATS)
@@ -493,3 +493,110 @@ def test_a_version_1_log_still_reads_and_an_unknown_version_is_refused(dice_reco
     future = copy.deepcopy(dice_records)
     future[0]["version"] = 3
     assert [(v.line, v.rule) for v in verify(future)] == [(1, "header")]
+
+
+# --- status "quit": a person left, or the table server stopped (docs/event-log.md) ---------
+
+QUIT_TABLE = EpisodeRequest(
+    mode="dice", seed=11, deals=8, max_bids=3, seat_specs=(SeatSpec.parse("human"), *SEATS[1:])
+)
+QUIT_AT = 3
+"""The person's decision at which they leave: far enough in to have resolved a deal."""
+
+
+def quitting_log(host, path: Path) -> list[dict]:
+    """QUIT_TABLE played by a person who moves as bayes would, then leaves at decision QUIT_AT."""
+
+    def person(context):
+        moves = host.registry.seat("bayes").factory(context)
+        asked = 0
+
+        class Person:
+            def decide(self, view):
+                nonlocal asked
+                asked += 1
+                if asked == QUIT_AT:
+                    raise SeatQuit("q")
+                return moves.decide(view)
+
+        return Person()
+
+    seats = {"human": person}
+    _, records = run_episode(host, QUIT_TABLE, log_path=path, environ={}, local_seats=seats)
+    return records
+
+
+@pytest.fixture(scope="module")
+def quit_records(host, tmp_path_factory) -> list[dict]:
+    return quitting_log(host, tmp_path_factory.mktemp("quit") / "quit.jsonl")
+
+
+def test_a_log_that_quits_mid_deal_passes_and_every_checked_reader_reads_it(
+    quit_records, host, tmp_path, capsys
+):
+    result = next(r for r in quit_records if r["type"] == "result")
+    resolved = sum(r["type"] == "challenge" for r in quit_records)
+    # The episode stopped inside a deal: its deal line is the last one, with no challenge
+    # after it, and the result counts only the deals resolved before it (here 1..7 of 8).
+    last_deal = max(i for i, r in enumerate(quit_records) if r["type"] == "deal")
+    assert not any(r["type"] == "challenge" for r in quit_records[last_deal:])
+    assert result["status"] == "quit" and result["dealsPlayed"] == resolved
+    assert 1 <= resolved < QUIT_TABLE.deals
+    # Points: +1 to each challenge's winner, -1 to its loser (rule 6), summed by hand here.
+    points = [0] * 4
+    for r in quit_records:
+        if r["type"] == "challenge":
+            points[r["winner"]] += 1
+            points[r["loser"]] -= 1
+    assert result["points"] == points
+    assert result["score"] == [0.5 + p / (2 * resolved) for p in points]
+    assert verify(quit_records, registry=host.registry) == []
+    path = save(tmp_path / "quit.jsonl", quit_records)
+    assert main(["check", str(path)]) == 0
+    assert capsys.readouterr().out == f"{path}: ok (dice seed 11, quit, {resolved} deals)\n"
+    assert load_checked(path, registry=host.registry) == quit_records
+    page = tmp_path / "replay.html"
+    for command in (
+        ["audit", str(path)],
+        ["show", str(path)],
+        ["replay", str(path), "-o", str(page)],
+    ):
+        assert main(command) == 0, command
+        assert "error" not in capsys.readouterr().err
+    assert page.stat().st_size > 0
+
+
+def quit_with_every_deal_played(records):
+    """A complete log relabelled quit: nobody left before the last deal was played."""
+    i = first(records, is_result)
+    records[i]["status"] = "quit"
+    return records, i + 1, "rule 9", "status 'quit' after 8 of 8 deals; expected 'complete'"
+
+
+def quit_relabelled(status):
+    """A mid-deal quit relabelled: only quit may end a deal in progress (rules 7 and 9)."""
+
+    def edit(records):
+        i = first(records, is_result)
+        records[i]["status"] = status
+        open_deal = [r for r in records if r["type"] == "deal"][-1]["deal"]
+        return records, i + 1, "rule 7", f"the episode settles in the middle of deal {open_deal}"
+
+    edit.__name__ = f"quit_relabelled_{status}"
+    return edit
+
+
+def test_quit_only_ends_an_unfinished_episode(dice_records, host, tmp_path):
+    records, line, rule, expected = quit_with_every_deal_played(copy.deepcopy(dice_records))
+    [violation] = verify(records, registry=host.registry)
+    assert (violation.line, violation.rule) == (line, rule) and expected in violation.message
+
+
+@pytest.mark.parametrize("status", ["deadline", "complete"])
+def test_a_mid_deal_end_that_is_not_a_quit_is_refused(quit_records, host, status):
+    records, line, rule, expected = quit_relabelled(status)(copy.deepcopy(quit_records))
+    violations = verify(records, registry=host.registry)
+    assert (violations[0].line, violations[0].rule) == (line, rule), violations
+    assert expected in violations[0].message
+    # 'complete' is also wrong on the count: fewer than 8 deals were played (rule 9).
+    assert [v.rule for v in violations[1:]] == (["rule 9"] if status == "complete" else [])

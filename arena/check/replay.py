@@ -395,12 +395,18 @@ class _Replay:
 
     def _on_result(self, record: dict[str, Any]) -> None:
         self.settled = True
-        if self.deal is not None:
+        # A person who leaves (or a server that stops) settles the episode at once: "quit"
+        # may end the deal in progress, which moved no point, and only before the last deal.
+        quit_ = record["status"] == "quit"
+        if self.deal is not None and not quit_:
             self._flag("rule 7", f"the episode settles in the middle of deal {self.deal.number}")
         played = self.resolved
         if record["dealsPlayed"] != played:
             self._flag("rule 9", f"dealsPlayed {record['dealsPlayed']}; {played} deals resolved")
-        status = "complete" if played == self.deals else "deadline"
+        if quit_:
+            status = "quit" if played < self.deals else "complete"
+        else:
+            status = "complete" if played == self.deals else "deadline"
         if record["status"] != status:
             self._flag(
                 "rule 9",

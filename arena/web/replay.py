@@ -12,6 +12,7 @@ must trust. Scripts, styles and data are inlined, so the file works offline.
 from __future__ import annotations
 
 import html
+from itertools import zip_longest
 from typing import Any
 
 from arena.audit import failures, play_records, run_audit
@@ -135,8 +136,8 @@ def _price_bid(decision: dict, hands: list[list[int]], mode: Mode, unseen: int) 
 
 def _mark_facers(deal: dict) -> None:
     """A bid was faced by whoever took the deal's next decision (forced or not)."""
-    decisions = deal["decisions"]
-    for decision, after in zip(decisions, [*decisions[1:], None], strict=True):
+    decisions = deal["decisions"]  # none at all in a deal a quit ended before its first move
+    for decision, after in zip_longest(decisions, decisions[1:]):
         if decision["type"] == "bid":
             decision["facer"] = after["slot"] if after is not None else None
 
