@@ -8,14 +8,26 @@ order, and then from an optional responder; it records every request (raw
 bytes, parsed body, headers, arrival time) so tests can assert on prompts,
 ``cache_control`` placement and ``tool_choice``.
 
-Script items: :func:`tool_call` / :func:`text` (a 200 message), :class:`Fail`
-(an error in Anthropic's error JSON shape, with ``retry-after`` if given) and
-:class:`Hang` (no answer for a while, to trip the client's timeout).
+Script items: :func:`tool_call` / :func:`text` (a 200 message, optionally after
+:func:`thought` and :func:`redacted` blocks), :class:`Fail` (an error in
+Anthropic's error JSON shape, with ``retry-after`` if given) and :class:`Hang`
+(no answer for a while, to trip the client's timeout).
+
+Before any script item, a request is checked against the rules the real API
+applies to its ``model`` (:data:`MODEL_RULES`, the tests' own reading of the
+API documentation, independent of the seat's table): its output limit, the
+thinking types the model takes, ``budget_tokens`` under ``max_tokens``, and no
+thinking with a forced tool. A refusal is the API's 400 with its message. A
+request that thinks gets thinking blocks (a signature each; empty text where
+``display`` is ``omitted``) before the rest of the content, a made-up one with a
+unique marker when the script gave none; a request that does not think gets none.
 
 Usage reports model prompt caching the way the API describes it: a prefix is
-written at each ``cache_control`` breakpoint, and a later request reads the
-longest written prefix ending at one of its block boundaries up to
-:data:`LOOKBACK` blocks before a breakpoint. Tokens are counted as bytes / 4.
+written at each ``cache_control`` breakpoint (5-minute or, with ``ttl: "1h"``,
+1-hour), and a later request reads the longest written prefix ending at one of
+its block boundaries up to :data:`LOOKBACK` blocks before a breakpoint. Tokens
+are counted as bytes / 4; thinking tokens are output tokens, and reported again
+in ``output_tokens_details.thinking_tokens``.
 """
 
 from __future__ import annotations
@@ -44,8 +56,8 @@ class Answer:
     stop_reason: str
 
 
-def tool_call(input: dict[str, Any], name: str = "act") -> Answer:
-    return Answer(({"type": "tool_use", "name": name, "input": input},), "tool_use")
+def tool_call(input: dict[str, Any], name: str = "act", thinking: tuple = ()) -> Answer:
+    return Answer((*thinking, {"type": "tool_use", "name": name, "input": input}), "tool_use")
 
 
 def tool_calls(*inputs: dict[str, Any]) -> Answer:
@@ -54,8 +66,108 @@ def tool_calls(*inputs: dict[str, Any]) -> Answer:
     )
 
 
-def text(words: str) -> Answer:
-    return Answer(({"type": "text", "text": words},), "end_turn")
+def text(words: str, thinking: tuple = ()) -> Answer:
+    return Answer((*thinking, {"type": "text", "text": words}), "end_turn")
+
+
+def thought(words: str) -> dict[str, Any]:
+    """A thinking block for a script; the server signs it."""
+    return {"type": "thinking", "thinking": words}
+
+
+def redacted(data: str = "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr") -> dict:
+    """A ``redacted_thinking`` block: encrypted reasoning, opaque to the client."""
+    return {"type": "redacted_thinking", "data": data}
+
+
+THINKING_KINDS = frozenset({"thinking", "redacted_thinking"})
+
+
+@attrs.frozen
+class ModelRules:
+    """What the API accepts from one model family."""
+
+    thinking: frozenset[str]
+    """The ``thinking.type`` values it takes."""
+    thinks_unasked: bool
+    """A request without ``thinking`` thinks (adaptively) all the same."""
+    max_output: int
+    display: str = "summarized"
+    """What ``thinking.display`` is when the request does not say."""
+
+
+_ALWAYS_THINKS = ModelRules(frozenset({"adaptive"}), True, 128_000, display="omitted")
+_HYBRID = ModelRules(frozenset({"adaptive", "enabled", "disabled"}), False, 128_000)
+_BUDGETED = ModelRules(frozenset({"enabled", "disabled"}), False, 64_000)
+MODEL_RULES: dict[str, ModelRules] = {
+    "claude-mythos": _ALWAYS_THINKS,
+    "claude-fable-5": _ALWAYS_THINKS,
+    "claude-opus-5": _ALWAYS_THINKS,
+    "claude-sonnet-5": _ALWAYS_THINKS,
+    "claude-opus-4-8": _ALWAYS_THINKS,
+    "claude-opus-4-7": _ALWAYS_THINKS,
+    "claude-opus-4-6": _HYBRID,
+    "claude-sonnet-4-6": _HYBRID,
+    "claude-opus-4-5": _BUDGETED,
+    "claude-sonnet-4-5": _BUDGETED,
+    "claude-haiku-4-5": _BUDGETED,
+    "claude-3-5-haiku": ModelRules(frozenset({"disabled"}), False, 8_192),
+}
+"""By model-ID prefix (the longest that matches). A model not listed is not checked."""
+FORCED_TOOL_WITH_THINKING = "Thinking may not be enabled when tool_choice forces tool use."
+MIN_BUDGET = 1024
+
+
+def model_rules(model: str) -> ModelRules | None:
+    matches = [p for p in MODEL_RULES if model == p or model.startswith(p + "-")]
+    return MODEL_RULES[max(matches, key=len)] if matches else None
+
+
+def thinking_type(body: dict[str, Any]) -> str | None:
+    """What the request thinks with: ``adaptive``, ``enabled``, or ``None`` (no thinking)."""
+    asked = (body.get("thinking") or {}).get("type")
+    if asked is None:
+        rules = model_rules(str(body.get("model", "")))
+        return "adaptive" if rules is not None and rules.thinks_unasked else None
+    return None if asked == "disabled" else asked
+
+
+def refusal(body: dict[str, Any]) -> Fail | None:
+    """The 400 the API answers this request with, or ``None`` when it takes it."""
+    model = str(body.get("model", ""))
+    rules = model_rules(model)
+    thinking = body.get("thinking") or {}
+    asked = thinking.get("type")
+    max_tokens = body.get("max_tokens", 0)
+    if rules is not None and max_tokens > rules.max_output:
+        return _invalid(
+            f"max_tokens: {max_tokens} > {rules.max_output}, which is the maximum allowed "
+            f"number of output tokens for {model}"
+        )
+    if rules is not None and asked is not None and asked not in rules.thinking:
+        advice = (
+            ' Use "thinking.type.adaptive" and "output_config.effort" to control thinking behavior.'
+            if "adaptive" in rules.thinking
+            else ""
+        )
+        return _invalid(f'"thinking.type.{asked}" is not supported for this model.{advice}')
+    if asked == "enabled":
+        budget = thinking.get("budget_tokens", 0)
+        if budget < MIN_BUDGET:
+            return _invalid(
+                f"thinking.enabled.budget_tokens: Input should be greater than or equal to "
+                f"{MIN_BUDGET}"
+            )
+        if max_tokens <= budget:
+            return _invalid("`max_tokens` must be greater than `thinking.budget_tokens`.")
+    forced = (body.get("tool_choice") or {}).get("type") in ("any", "tool")
+    if forced and thinking_type(body) is not None:
+        return _invalid(FORCED_TOOL_WITH_THINKING)
+    return None
+
+
+def _invalid(message: str) -> Fail:
+    return Fail(400, "invalid_request_error", message)
 
 
 @attrs.frozen
@@ -140,6 +252,9 @@ class MessagesServer:
 
     def _next(self, body: dict[str, Any]) -> Scripted:
         with self._lock:
+            refused = refusal(body)
+            if refused is not None:
+                return refused
             if self.script:
                 return self.script.popleft()
         if self.responder is not None:
@@ -152,11 +267,16 @@ class MessagesServer:
             number = self._served
             usage = self._usage(body)
         content = []
-        for index, block in enumerate(answer.content):
+        blocks, thinking_tokens = self._blocks(body, answer, number)
+        for index, block in enumerate(blocks):
             block = dict(block)
             if block["type"] == "tool_use":
                 block["id"] = f"toolu_{number:06d}_{index}"
             content.append(block)
+        output_tokens = thinking_tokens + 12 * sum(b["type"] not in THINKING_KINDS for b in content)
+        usage |= {"output_tokens": output_tokens}
+        if thinking_type(body) is not None:
+            usage["output_tokens_details"] = {"thinking_tokens": thinking_tokens}
         return {
             "id": f"msg_{number:06d}",
             "type": "message",
@@ -165,19 +285,42 @@ class MessagesServer:
             "content": content,
             "stop_reason": answer.stop_reason,
             "stop_sequence": None,
-            "usage": usage | {"output_tokens": 12 * len(content)},
+            "usage": usage,
         }
+
+    def _blocks(
+        self, body: dict[str, Any], answer: Answer, number: int
+    ) -> tuple[list[dict[str, Any]], int]:
+        """The answer's content as the model would return it for this request, and its
+        thinking tokens: thinking first, signed, when the request thinks (made up if the
+        script had none), else none. Hidden (``omitted``) reasoning is billed all the same."""
+        thinking = [b for b in answer.content if b["type"] in THINKING_KINDS]
+        rest = [b for b in answer.content if b["type"] not in THINKING_KINDS]
+        if thinking_type(body) is None:
+            return rest, 0
+        if not thinking:
+            thinking = [thought(f"[thought msg_{number:06d}] Weighing the standing bid.")]
+        rules = model_rules(str(body.get("model", "")))
+        default = rules.display if rules is not None else "summarized"
+        display = (body.get("thinking") or {}).get("display") or default
+        signed = []
+        for index, block in enumerate(thinking):
+            if block["type"] == "thinking":
+                words = "" if display == "omitted" else block["thinking"]
+                block = {**block, "thinking": words, "signature": f"sig{number:06d}{index}=="}
+            signed.append(block)
+        return signed + rest, sum(_thinking_tokens(b) for b in thinking)
 
     def _usage(self, body: dict[str, Any]) -> dict[str, int]:
         """Prompt-cache accounting for this request (caller holds the lock)."""
         blocks = prompt_blocks(body)
         sizes, hashes, digest = [], [], hashlib.sha256()
-        for block, _marked in blocks:
+        for block, _marked, _ttl in blocks:
             digest.update(block.encode())
             hashes.append(digest.hexdigest())
             sizes.append(len(block.encode()))
         ends = [sum(sizes[: i + 1]) for i in range(len(sizes))]
-        marks = [i for i, (_block, marked) in enumerate(blocks) if marked]
+        marks = [i for i, (_block, marked, _ttl) in enumerate(blocks) if marked]
         read_end = 0
         for mark in marks:
             for i in range(mark, max(mark - LOOKBACK, -1), -1):
@@ -186,28 +329,37 @@ class MessagesServer:
                     break
         write_end = max((ends[m] for m in marks), default=0)
         self._cache.update(hashes[m] for m in marks)
-        read = read_end // 4
-        write = max(write_end - read_end, 0) // 4
+        written = {"5m": 0, "1h": 0}  # each breakpoint writes the bytes since the last one
+        start = read_end
+        for mark in marks:
+            written[blocks[mark][2]] += max(ends[mark] - start, 0)
+            start = max(start, ends[mark])
         return {
             "input_tokens": max(ends[-1] - max(read_end, write_end), 0) // 4 if ends else 0,
-            "cache_read_input_tokens": read,
-            "cache_creation_input_tokens": write,
+            "cache_read_input_tokens": read_end // 4,
+            "cache_creation_input_tokens": max(write_end - read_end, 0) // 4,
+            "cache_creation": {
+                "ephemeral_5m_input_tokens": written["5m"] // 4,
+                "ephemeral_1h_input_tokens": written["1h"] // 4,
+            },
         }
 
 
-def prompt_blocks(body: dict[str, Any]) -> list[tuple[str, bool]]:
+def prompt_blocks(body: dict[str, Any]) -> list[tuple[str, bool, str]]:
     """The prompt in the order the API reads it (tools, system, messages), one entry per
-    block: its content as canonical JSON without ``cache_control``, and whether it carries one."""
-    out: list[tuple[str, bool]] = []
+    block: its content as canonical JSON without ``cache_control``, whether it carries one,
+    and that breakpoint's lifetime (``5m`` or ``1h``)."""
+    out: list[tuple[str, bool, str]] = []
 
     def add(block: Any, role: str | None = None) -> None:
         if isinstance(block, str):
             block = {"type": "text", "text": block}
         marked = isinstance(block, dict) and "cache_control" in block
+        ttl = (block.get("cache_control") or {}).get("ttl", "5m") if marked else "5m"
         content = {k: v for k, v in block.items() if k != "cache_control"}
         if role is not None:
             content["role"] = role
-        out.append((json.dumps(content, sort_keys=True, ensure_ascii=False), marked))
+        out.append((json.dumps(content, sort_keys=True, ensure_ascii=False), marked, ttl))
 
     for tool in body.get("tools", []):
         add(tool)
@@ -275,6 +427,14 @@ def _handler_for(server: MessagesServer) -> type[BaseHTTPRequestHandler]:
                 pass
 
     return Handler
+
+
+def _thinking_tokens(block: dict[str, Any]) -> int:
+    if block["type"] == "redacted_thinking":
+        return 40
+    if block["type"] == "thinking":  # the reasoning is billed whether or not it is shown
+        return 8 + len(block["thinking"].encode()) // 4
+    return 0
 
 
 def _error(kind: str, message: str) -> dict[str, Any]:
