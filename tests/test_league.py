@@ -148,7 +148,9 @@ def test_a_league_file_names_entrants_and_their_claude_settings():
     assert league.table.deals == 7 and league.table.talk and league.duplicate
     assert league.budget.usd == 1.5 and league.concurrency == 8
     assert league.api_limits.max_in_flight == 4
+    # "m" is in no table: the override is its whole price, from the league file.
     assert league.prices["m"].input == 2.0 and league.prices["m"].output == 0.0
+    assert league.prices["m"].source == "league file"
 
 
 @pytest.mark.parametrize(

@@ -8,13 +8,16 @@ the standings must not depend on the concurrency at all.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
 import time
 
 import attrs
+import genai_prices
 import numpy as np
 import pytest
+from genai_prices import Usage, calc_price
 from messages_server import Fail, MessagesServer, table_player, text
 from test_claude_seat import offline  # noqa: F401  (autouse: no key, closed loopback URL)
 from test_league import play
@@ -221,3 +224,106 @@ def test_requests_per_minute_are_spread_over_the_window():
     clock[0] += 60.0
     assert started.wait(2)
     waiting.join()
+
+
+# --- prices from genai-prices -------------------------------------------------------------
+
+OPUS = "claude-opus-4-7"
+SMALL = dict(tables=2, seed=5, table=EpisodeRequest(deals=2))
+SCRIPTED_FILL = (
+    Entrant("bayes", SeatSpec.parse("bayes")),
+    Entrant("pressure", SeatSpec.parse("pressure")),
+    Entrant("random", SeatSpec.parse("random")),
+)
+
+
+def genai_prices_by_model(path) -> dict[str, float]:
+    """Each model's dollars as genai-prices' own calc_price makes them, from the tokens each
+    stored seat's results report (not from the store's usd column)."""
+    db = open_read_only(path)
+    try:
+        models = dict(
+            ((idx, slot), model)
+            for idx, slot, model in db.execute("SELECT idx, slot, model FROM seats")
+        )
+        episodes = [
+            (idx, json.loads(r)) for idx, r in db.execute("SELECT idx, results FROM episodes")
+        ]
+    finally:
+        db.close()
+    totals: dict[str, dict[str, int]] = {}
+    for idx, results in episodes:
+        for seat in results["seats"]:
+            model = models[idx, seat["slot"]]
+            if model is None:
+                continue
+            total = totals.setdefault(model, dict.fromkeys(USAGE, 0))
+            for key in USAGE:
+                total[key] += (seat.get("usage") or {}).get(key, 0)
+    return {
+        model: float(
+            calc_price(
+                Usage(
+                    # genai-prices' input includes the cached parts; the API's does not.
+                    input_tokens=t["inputTokens"] + t["cacheReadTokens"] + t["cacheWriteTokens"],
+                    output_tokens=t["outputTokens"],
+                    cache_read_tokens=t["cacheReadTokens"],
+                    cache_write_tokens=t["cacheWriteTokens"],
+                    cache_write_1h_tokens=t["cacheWrite1hTokens"],
+                ),
+                model,
+                provider_id="anthropic",
+            ).total_price
+        )
+        for model, t in totals.items()
+    }
+
+
+USAGE = ("inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens", "cacheWrite1hTokens")
+
+
+def test_a_league_on_claude_opus_4_7_is_priced_from_genai_prices(tmp_path, host, monkeypatch):
+    league = LeagueSpec(
+        entrants=(Entrant("opus", SeatSpec.parse(f"claude:honest?model={OPUS}")), *SCRIPTED_FILL),
+        **SMALL,
+    )
+    with serve(monkeypatch, MessagesServer(table_player())):
+        play(tmp_path / "l.sqlite", league, host)
+    cost = league_report(tmp_path / "l.sqlite")["cost"]
+    [priced] = cost["byPrice"]  # one model, one source
+    assert (
+        priced["model"] == OPUS and priced["source"] == f"genai-prices {genai_prices.__version__}"
+    )
+    assert priced["tokens"]["total"] > 0 and priced["usd"] > 0
+    assert priced["usd"] == pytest.approx(genai_prices_by_model(tmp_path / "l.sqlite")[OPUS])
+    assert cost["usd"] == pytest.approx(priced["usd"])  # the scripted seats cost nothing
+
+
+def test_a_model_switched_mid_league_is_priced_per_model(tmp_path, host, monkeypatch):
+    # The entrant names no model, so ARENA_CLAUDE_MODEL picks it: the league stops after
+    # its first episode on Sonnet 4.6 and resumes on Haiku 4.5 (the stored settings, which
+    # name the entrant's spec, are the same, so the resume is allowed).
+    league = LeagueSpec(
+        entrants=(Entrant("c", SeatSpec.parse("claude:honest")), *SCRIPTED_FILL), **SMALL
+    )
+
+    def stop_after_one(state):
+        if state.done >= 1:
+            raise KeyboardInterrupt
+
+    path = tmp_path / "l.sqlite"
+    with serve(monkeypatch, MessagesServer(table_player())):
+        monkeypatch.setenv("ARENA_CLAUDE_MODEL", "claude-sonnet-4-6")
+        with pytest.raises(KeyboardInterrupt):
+            play(path, league, host, progress=stop_after_one)
+        monkeypatch.setenv("ARENA_CLAUDE_MODEL", "claude-haiku-4-5")
+        play(path, league, host)
+    cost = league_report(path)["cost"]
+    by_model = {row["model"]: row for row in cost["byPrice"]}
+    assert sorted(by_model) == ["claude-haiku-4-5", "claude-sonnet-4-6"]
+    theirs = genai_prices_by_model(path)
+    for model, row in by_model.items():
+        assert row["source"] == f"genai-prices {genai_prices.__version__}"
+        assert row["usd"] > 0 and row["usd"] == pytest.approx(theirs[model])
+    # One entrant, two models: its cost is both models' own prices together.
+    assert cost["byEntrant"]["c"]["usd"] == pytest.approx(sum(theirs.values()))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from arena.league.cost import DEFAULT_PRICES, Price, seat_tokens
+from arena.league.cost import Price, seat_tokens, table_price
 from arena.league.standings import Resampler, SeatRow, head_to_head, standings
 
 
@@ -81,8 +81,8 @@ def test_cost_uses_the_price_of_each_token_kind():
             "calls": 3,
         }
     }
-    assert DEFAULT_PRICES["claude-sonnet-4-6"].usd(seat_tokens(seat)) == pytest.approx(0.015)
+    assert table_price("claude-sonnet-4-6").usd(seat_tokens(seat)) == pytest.approx(0.015)
     assert Price(output=10.0).usd(seat_tokens(seat)) == pytest.approx(0.002)
     assert seat_tokens({"usage": None}) == dict.fromkeys(
-        ("input", "output", "cacheRead", "cacheWrite"), 0
+        ("input", "output", "cacheRead", "cacheWrite", "cacheWrite1h"), 0
     )

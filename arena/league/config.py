@@ -18,7 +18,7 @@ from urllib.parse import urlencode
 import attrs
 
 from arena.fast import ENGINES
-from arena.league.cost import DEFAULT_PRICES, Price
+from arena.league.cost import RATE_KEYS, Price, override
 from arena.runner import EpisodeRequest
 from arena.seats import SeatSpec
 from arena_plugins.claude.limiter import Limits as ApiLimits
@@ -72,7 +72,9 @@ class LeagueSpec:
     """Tables in flight at once (threads, processes or Ray tasks)."""
     api_limits: ApiLimits = ApiLimits()
     """The Claude API's client-side limits over the whole league."""
-    prices: Mapping[str, Price] = attrs.field(factory=lambda: dict(DEFAULT_PRICES))
+    prices: Mapping[str, Price] = attrs.field(factory=dict)
+    """The league file's price overrides by model; every other model is priced from
+    genai-prices (:func:`arena.league.cost.price_of`)."""
 
     def __attrs_post_init__(self) -> None:
         names = [e.name for e in self.entrants]
@@ -154,10 +156,13 @@ def league_from_mapping(data: Mapping[str, Any]) -> LeagueSpec:
     entrants = data.get("entrants")
     if not isinstance(entrants, Mapping) or not entrants:
         raise LeagueError("[entrants] must name at least one entrant")
-    prices = dict(DEFAULT_PRICES)
-    for model, price in data.get("prices", {}).items():
-        _known(price, f"[prices.{model!r}]", ("input", "output", "cache_read", "cache_write"))
-        prices[model] = attrs.evolve(prices.get(model, Price()), **price)
+    prices = {}
+    for model, rates in data.get("prices", {}).items():
+        _known(rates, f"[prices.{model!r}]", tuple(RATE_KEYS))
+        for kind, rate in rates.items():
+            if not isinstance(rate, (int, float)) or isinstance(rate, bool) or rate < 0:
+                raise LeagueError(f"[prices.{model!r}]: {kind} must be a number >= 0, got {rate!r}")
+        prices[model] = override(model, rates)
     for key in ("deals", "seats", "max_bids"):
         if key in table:
             _whole(table[key], key)

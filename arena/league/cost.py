@@ -1,60 +1,137 @@
-"""What a league's model calls cost: tokens by kind, and dollars from a price table per model.
+"""What a league's model calls cost: tokens by kind, and dollars from a maintained price table.
 
-Prices are US dollars per million tokens, by kind: uncached input, output,
-cache reads and cache writes (5-minute writes). The defaults are the published
-list prices at the time of writing; a league file overrides any of them under
-``[prices."MODEL"]``. An episode's cost is computed when it is stored, with the
+Every Claude model is priced from ``genai-prices`` (pydantic's price database,
+the Anthropic provider, the prices in force today); a league file's
+``[prices."MODEL"]`` overrides any rate of any model, and prices a model the
+table does not know. Rates are US dollars per million tokens, by kind:
+uncached input, output, cache reads, 5-minute and 1-hour cache writes (the API
+reports ``cacheWriteTokens`` as the total and ``cacheWrite1hTokens`` as its
+1-hour part). Every price names its source, which the store keeps beside each
+seat's dollars. An episode's cost is computed when it is stored, with the
 prices in force then.
+
+The table's long-context tiers (a request over 200k input tokens) are not
+applied: an arena request is a few thousand tokens, and a seat's usage is a sum
+over requests, which a per-request tier cannot be read from.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime, timezone
+from functools import cache
 
 import attrs
+import genai_prices
+from genai_prices import data_snapshot
+from genai_prices.types import TieredPrices
 
 TOKEN_KINDS = ("input", "output", "cacheRead", "cacheWrite")
-USAGE_KEYS = dict(
-    zip(
-        TOKEN_KINDS,
-        ("inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens"),
-        strict=True,
-    )
-)
+"""The kinds the store keeps a column for (``cacheWrite`` is every cache write)."""
+USAGE_KEYS = {
+    "input": "inputTokens",
+    "output": "outputTokens",
+    "cacheRead": "cacheReadTokens",
+    "cacheWrite": "cacheWriteTokens",
+    "cacheWrite1h": "cacheWrite1hTokens",
+}
+"""Each priced kind and its key in a seat's usage (``cacheWrite1h``: the 1-hour part of
+``cacheWrite``, absent from older logs)."""
+TABLE_SOURCE = f"genai-prices {genai_prices.__version__}"
+OVERRIDE_SOURCE = "league file"
+ONE_HOUR_WRITE_MULTIPLIER = 2.0
+"""Anthropic's documented price of a 1-hour cache write: twice the base input price; used
+only where a price gives no 1-hour rate of its own (and its source says so)."""
 
 
 @attrs.frozen
 class Price:
-    """US dollars per million tokens of each kind."""
+    """US dollars per million tokens of each kind, and where the figures came from."""
 
     input: float = 0.0
     output: float = 0.0
     cache_read: float = 0.0
     cache_write: float = 0.0
+    """A 5-minute cache write."""
+    cache_write_1h: float | None = None
+    """A 1-hour cache write; ``None``: Anthropic's multiplier of the input price."""
+    source: str = OVERRIDE_SOURCE
+
+    @property
+    def one_hour_write(self) -> float:
+        if self.cache_write_1h is None:
+            return self.input * ONE_HOUR_WRITE_MULTIPLIER
+        return self.cache_write_1h
+
+    @property
+    def named_source(self) -> str:
+        """The source, saying so when the 1-hour write rate is Anthropic's multiplier."""
+        if self.cache_write_1h is None:
+            return f"{self.source} (1h cache writes at {ONE_HOUR_WRITE_MULTIPLIER:g}x input)"
+        return self.source
 
     def usd(self, tokens: Mapping[str, int]) -> float:
-        """The cost of token counts keyed by :data:`TOKEN_KINDS`."""
-        per_million = (self.input, self.output, self.cache_read, self.cache_write)
+        """The cost of token counts keyed by :data:`USAGE_KEYS`' kinds (``cacheWrite1h``
+        may be absent: an older log's writes are all 5-minute ones)."""
+        one_hour = tokens.get("cacheWrite1h", 0)
         return (
-            sum(tokens[kind] * rate for kind, rate in zip(TOKEN_KINDS, per_million, strict=True))
-            / 1e6
-        )
+            tokens["input"] * self.input
+            + tokens["output"] * self.output
+            + tokens["cacheRead"] * self.cache_read
+            + (tokens["cacheWrite"] - one_hour) * self.cache_write
+            + one_hour * self.one_hour_write
+        ) / 1e6
 
 
-DEFAULT_PRICES: dict[str, Price] = {
-    "claude-opus-4-6": Price(5.0, 25.0, 0.50, 6.25),
-    "claude-sonnet-4-6": Price(3.0, 15.0, 0.30, 3.75),
-    "claude-sonnet-4-5": Price(3.0, 15.0, 0.30, 3.75),
-    "claude-haiku-4-5": Price(1.0, 5.0, 0.10, 1.25),
+RATE_KEYS = {
+    "input": "input_mtok",
+    "output": "output_mtok",
+    "cache_read": "cache_read_mtok",
+    "cache_write": "cache_write_mtok",
+    "cache_write_1h": "cache_write_1h_mtok",
 }
+"""Our rate names and genai-prices' price keys for the same kinds."""
+
+
+@cache
+def table_price(model: str) -> Price | None:
+    """``model``'s price in genai-prices' Anthropic table today, or ``None`` if it has none."""
+    try:
+        _provider, info = data_snapshot.get_snapshot().find_provider_model(
+            model, None, "anthropic", None
+        )
+    except LookupError:
+        return None
+    rates = info.get_prices(datetime.now(tz=timezone.utc))
+    found = {ours: _base_rate(getattr(rates, theirs, None)) for ours, theirs in RATE_KEYS.items()}
+    return Price(
+        **{k: v or 0.0 for k, v in found.items() if k != "cache_write_1h"},
+        cache_write_1h=found["cache_write_1h"],
+        source=TABLE_SOURCE,
+    )
+
+
+def _base_rate(rate) -> float | None:
+    """A rate as a float; a tiered one at its base (a request under the first tier)."""
+    if rate is None:
+        return None
+    return float(rate.base if isinstance(rate, TieredPrices) else rate)
+
+
+def override(model: str, rates: Mapping[str, float]) -> Price:
+    """A league file's ``[prices."MODEL"]``: its rates over the table's (if it has the model)."""
+    table = table_price(model)
+    if table is None:
+        return Price(**rates)
+    return attrs.evolve(table, **rates, source=f"{OVERRIDE_SOURCE} over {TABLE_SOURCE}")
+
+
+def price_of(model: str, overrides: Mapping[str, Price]) -> Price | None:
+    """The price a league pays for ``model``: its override, else the table's, else ``None``."""
+    return overrides.get(model) or table_price(model)
 
 
 def seat_tokens(seat: Mapping) -> dict[str, int]:
     """A results seat's token counts by kind (all zero for a seat that made no model calls)."""
     usage = seat.get("usage") or {}
     return {kind: int(usage.get(key, 0)) for kind, key in USAGE_KEYS.items()}
-
-
-def price_of(model: str | None, prices: Mapping[str, Price]) -> Price:
-    """The model's price; a model the table does not know costs nothing but is named at start."""
-    return prices.get(model, Price()) if model else Price()

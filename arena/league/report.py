@@ -9,7 +9,9 @@ same figures from the schema in docs/league.md. ``league_report`` is the JSON
 from __future__ import annotations
 
 import csv
+import io
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +21,7 @@ from rich.table import Table
 from arena.audit import run_pooled
 from arena.league.cost import TOKEN_KINDS
 from arena.league.standings import STAND_IN, Resampler, SeatRow, head_to_head, standings
-from arena.league.store import StoreError, episode_log_text, open_read_only
+from arena.league.store import StoreError, episode_log_text, has_column, open_read_only
 from arena.plugins import Reporter
 
 
@@ -86,7 +88,20 @@ def _cost(db) -> dict[str, Any]:
         f"SELECT {_entrant('seats')}, {columns} FROM seats GROUP BY 1 ORDER BY 1"
     ):
         by_entrant[name] = {"tokens": _tokens(counts), "usd": spent or 0.0}
-    return {"tokens": _tokens(tokens), "usd": usd or 0.0, "byEntrant": by_entrant}
+    source = "price_source" if has_column(db, "seats", "price_source") else "NULL"
+    by_price = [
+        {"model": model, "source": named, "tokens": _tokens(counts), "usd": spent or 0.0}
+        for model, named, *counts, spent in db.execute(
+            f"SELECT model, {source}, {columns} FROM seats WHERE model IS NOT NULL"
+            " GROUP BY 1, 2 ORDER BY 1, 2"
+        )
+    ]
+    return {
+        "tokens": _tokens(tokens),
+        "usd": usd or 0.0,
+        "byEntrant": by_entrant,
+        "byPrice": by_price,
+    }
 
 
 def _tokens(counts) -> dict[str, int]:
@@ -138,31 +153,40 @@ def report_tables(report: dict[str, Any], source: str) -> list[Table]:
     cost = report["cost"]
     for name, part in [*cost["byEntrant"].items(), ("league", cost)]:
         spend.add_row(name, *(f"{part['tokens'][k]:,}" for k in TOKEN_KINDS), f"{part['usd']:.4f}")
-    return [ranking, duels, spend]
+    priced = Table(title="cost by model and the source of its price", box=box.SIMPLE_HEAD)
+    for column in ("model", "price source", "tokens", "usd"):
+        priced.add_column(
+            column, justify="left" if column in ("model", "price source") else "right"
+        )
+    for part in cost["byPrice"]:
+        priced.add_row(
+            part["model"],
+            part["source"] or "(not recorded)",
+            f"{part['tokens']['total']:,}",
+            f"{part['usd']:.4f}",
+        )
+    return [ranking, duels, spend, priced]
 
 
-def export_csv(report: dict[str, Any], directory: str | Path) -> list[Path]:
-    """standings.csv, head_to_head.csv and cost.csv in ``directory``."""
-    directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
-    written = []
+def csv_files(report: dict[str, Any]) -> dict[str, str]:
+    """standings.csv, head_to_head.csv and cost.csv, by name, as their text."""
     cost = report["cost"]
     flat_cost = [
         {"entrant": name, **part["tokens"], "usd": part["usd"]}
         for name, part in [*cost["byEntrant"].items(), ("(league)", cost)]
     ]
+    files = {}
     for name, rows in (
         ("standings.csv", [_flat(row) for row in report["standings"]]),
         ("head_to_head.csv", [_flat(row) for row in report["headToHead"]]),
         ("cost.csv", flat_cost),
     ):
-        path = directory / name
-        with open(path, "w", newline="", encoding="utf-8") as file:
-            writer = csv.DictWriter(file, fieldnames=list(rows[0]) if rows else ["entrant"])
-            writer.writeheader()
-            writer.writerows(rows)
-        written.append(path)
-    return written
+        text = io.StringIO()
+        writer = csv.DictWriter(text, fieldnames=list(rows[0]) if rows else ["entrant"])
+        writer.writeheader()
+        writer.writerows(rows)
+        files[name] = text.getvalue()
+    return files
 
 
 def _flat(row: dict[str, Any]) -> dict[str, Any]:
@@ -171,17 +195,12 @@ def _flat(row: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in row.items() if k != "ci95"} | {"ci95Low": low, "ci95High": high}
 
 
-def export_logs(path: str | Path, directory: str | Path) -> list[Path]:
-    """Every stored episode's event log as ``episode-IDX.jsonl``, for audit, replay, re-scoring."""
-    directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
+def episode_logs(path: str | Path) -> Iterator[tuple[str, str]]:
+    """Every stored episode's event log, as (``episode-IDX.jsonl``, its JSON Lines), one at
+    a time: for audit, replay, re-scoring."""
     db = open_read_only(path)
     try:
-        written = []
         for (index,) in db.execute("SELECT idx FROM logs ORDER BY idx").fetchall():
-            target = directory / f"episode-{index:05d}.jsonl"
-            target.write_text(episode_log_text(db, index), encoding="utf-8")
-            written.append(target)
+            yield f"episode-{index:05d}.jsonl", episode_log_text(db, index)
     finally:
         db.close()
-    return written

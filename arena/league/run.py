@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 import attrs
 
 from arena.league.config import LeagueError, LeagueSpec
-from arena.league.cost import price_of, seat_tokens
+from arena.league.cost import TOKEN_KINDS, price_of, seat_tokens
 from arena.league.executors import Played, make_executor
 from arena.league.schedule import schedule
 from arena.league.store import LeagueStore, StoredEpisode, StoreError
@@ -121,7 +121,7 @@ def check_league(
         )
     for entrant in spec.entrants:
         model = model_of(entrant.spec, environ)
-        if model is not None and model not in spec.prices:
+        if model is not None and price_of(model, spec.prices) is None:
             raise LeagueError(
                 f"entrant {entrant.name!r}: no price for model {model!r};"
                 f' add [prices."{model}"] to the league file'
@@ -182,6 +182,7 @@ def stored_episode(
         entrant = fixture.entrants[seat["slot"]]
         model = model_of(fixture.request.seat_specs[seat["slot"]], environ)
         tokens = seat_tokens(seat)
+        price = price_of(model, spec.prices) if model is not None else None
         source = seat.get("provenance") or provenance[entrant]
         rows.append(
             (
@@ -193,11 +194,12 @@ def stored_episode(
                 seat["fallbacks"],
                 seat.get("standIn"),
                 model,
-                *tokens.values(),
-                price_of(model, spec.prices).usd(tokens),
+                *(tokens[kind] for kind in TOKEN_KINDS),
+                price.usd(tokens) if price else 0.0,
                 source.get("distribution"),
                 source.get("version"),
                 source.get("isolation"),
+                price.named_source if price else None,
             )
         )
     return StoredEpisode(

@@ -53,6 +53,7 @@ CREATE TABLE IF NOT EXISTS seats (
     distribution TEXT,
     version TEXT,
     isolation TEXT,
+    price_source TEXT,
     PRIMARY KEY (idx, slot)
 );
 CREATE TABLE IF NOT EXISTS points (
@@ -89,6 +90,8 @@ class LeagueStore:
             self.db.execute("PRAGMA journal_mode = WAL")
             self.db.execute("PRAGMA synchronous = NORMAL")
             self.db.executescript(SCHEMA)
+            if not has_column(self.db, "seats", "price_source"):  # stored before it was kept
+                self.db.execute("ALTER TABLE seats ADD COLUMN price_source TEXT")
         except sqlite3.DatabaseError as exc:
             self._release()
             raise StoreError(f"{path}: not a league database ({exc})") from None
@@ -154,7 +157,7 @@ class LeagueStore:
             ),
         )
         self.db.executemany(
-            f"INSERT INTO seats VALUES ({', '.join('?' * 17)})",
+            f"INSERT INTO seats VALUES ({', '.join('?' * 18)})",
             [(episode.index, *row) for row in episode.seat_rows],
         )
         self.db.executemany(
@@ -216,6 +219,11 @@ def open_read_only(path: str | Path) -> sqlite3.Connection:
     except sqlite3.DatabaseError as exc:
         raise StoreError(f"{path}: not a league database ({exc})") from None
     return db
+
+
+def has_column(db: sqlite3.Connection, table: str, column: str) -> bool:
+    """Whether a league file's ``table`` has ``column`` (a file written before it may not)."""
+    return any(row[1] == column for row in db.execute(f"PRAGMA table_info({table})"))
 
 
 def league_results(path: str | Path) -> list[dict]:
