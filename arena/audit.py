@@ -32,7 +32,7 @@ from typing import Any
 
 import orjson
 
-from arena.eventlog import LogError, LogRecords
+from arena.eventlog import LogError, LogRecords, log_lines, parse_line
 from arena.events import Audit, EpisodeSettled, to_line
 from arena.league.store import league_results
 from arena.logs import get_logger
@@ -221,9 +221,9 @@ def rewrite_audit_tail(path: str | Path, events: list[Audit]) -> None:
     """
     path = Path(path)
     kept = [
-        line
-        for line in path.read_text(encoding="utf-8").splitlines()
-        if line.strip() and json.loads(line)["type"] != Audit.TYPE
+        line.decode("utf-8")
+        for number, line in log_lines(path)
+        if parse_line(line, f"{path}:{number}")["type"] != Audit.TYPE
     ]
     if not kept or json.loads(kept[-1])["type"] != EpisodeSettled.TYPE:
         raise LogError(f"{path}: the episode has no result line; not appending audit events")

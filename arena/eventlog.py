@@ -537,6 +537,11 @@ def _is_special(path: Path) -> bool:
     return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
 
 
+MAX_LINE_BYTES = 1 << 26
+"""The longest line a reader takes (64 MiB): far past any line the arena writes, and a
+file of one endless line is refused at this size instead of being held in memory."""
+
+
 def read_log(path: str | Path) -> list[dict[str, Any]]:
     """Every record of a saved log, each checked against the event vocabulary."""
     return [record for _number, record in read_numbered(path)]
@@ -544,25 +549,107 @@ def read_log(path: str | Path) -> list[dict[str, Any]]:
 
 def read_numbered(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
     """:func:`read_log`'s records with their line numbers in the file (blank lines skipped)."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise LogError(f"{path}: cannot read event log ({exc.__class__.__name__})") from None
-    records = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-            if not isinstance(record, dict):
-                raise ValueError("not a JSON object")
-            from_record(record)
-        except (ValueError, TypeError) as exc:
-            raise LogError(f"{path}:{number}: not a valid event ({_first_line(exc)})") from None
-        records.append((number, record))
-    if not records or records[0][1]["type"] != EpisodeStarted.TYPE:
-        raise LogError(f"{path}: not an event log (the first line must be an episode event)")
+    records = [(number, parse_line(line, f"{path}:{number}")) for number, line in log_lines(path)]
+    _check_header(records, path)
     return records
+
+
+def parse_text(text: str, source: str) -> list[dict[str, Any]]:
+    """The records of a log held in memory (a league's stored log), read as a file's are;
+    errors name ``source`` and the line."""
+    records = [
+        (number, parse_line(line, f"{source}:{number}"))
+        for number, line in enumerate(text.split("\n"), start=1)
+        if line.strip(_JSON_SPACE)
+    ]
+    _check_header(records, source)
+    return [record for _number, record in records]
+
+
+def log_lines(path: str | Path) -> Iterator[tuple[int, bytes]]:
+    """The file's lines and their numbers: JSON Lines end at ``\\n`` and nowhere else (a
+    record's text may hold any other line break), blank lines are skipped, and a line past
+    :data:`MAX_LINE_BYTES` is refused. The file is read a block at a time."""
+    number, parts, size = 0, [], 0
+    try:
+        with open(path, "rb") as file:
+            while block := file.read(_BLOCK):
+                lines = block.split(b"\n")
+                if len(lines) == 1:  # the line goes on past this block
+                    parts.append(block)
+                    size += len(block)
+                    if size > MAX_LINE_BYTES:
+                        raise _too_long(path, number + 1)
+                    continue
+                if parts:
+                    lines[0] = b"".join([*parts, lines[0]])
+                tail = lines.pop()
+                parts, size = [tail], len(tail)
+                for line in lines:
+                    number += 1
+                    if len(line) > MAX_LINE_BYTES:
+                        raise _too_long(path, number)
+                    if line.strip(_JSON_SPACE_BYTES):
+                        yield number, line
+    except OSError as exc:
+        raise LogError(f"{path}: cannot read event log ({exc.__class__.__name__})") from None
+    last = b"".join(parts)
+    if last.strip(_JSON_SPACE_BYTES):
+        yield number + 1, last
+
+
+def parse_line(line: bytes | str, where: str) -> dict[str, Any]:
+    """One line's record, checked against the event vocabulary, or a one-line
+    :class:`LogError` that starts with ``where`` (``FILE:LINE``).
+
+    The line is read strictly: UTF-8 only, no ``NaN`` or ``Infinity`` (not JSON), no key
+    twice (other readers would take the other value), and no nesting so deep that a
+    parser gives up.
+    """
+    try:
+        text = line if isinstance(line, str) else line.decode("utf-8")
+        record = _STRICT_JSON.decode(text)
+        if not isinstance(record, dict):
+            raise ValueError("not a JSON object")
+        from_record(record)
+    except UnicodeDecodeError as exc:
+        bad = exc.object[exc.start : exc.start + 1].hex()
+        reason = f"not UTF-8: byte 0x{bad} at column {exc.start + 1}"
+        raise LogError(f"{where}: not a valid event ({reason})") from None
+    except RecursionError:
+        raise LogError(f"{where}: not a valid event (nested too deeply)") from None
+    except (ValueError, TypeError) as exc:
+        raise LogError(f"{where}: not a valid event ({_first_line(exc)})") from None
+    return record
+
+
+def _check_header(records: list[tuple[int, dict[str, Any]]], source: str | Path) -> None:
+    if not records or records[0][1]["type"] != EpisodeStarted.TYPE:
+        raise LogError(f"{source}: not an event log (the first line must be an episode event)")
+
+
+def _too_long(path: str | Path, number: int) -> LogError:
+    return LogError(f"{path}:{number}: not a valid event (a line past {MAX_LINE_BYTES:,} bytes)")
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    record = dict(pairs)
+    if len(record) != len(pairs):
+        seen: set[str] = set()
+        for key, _value in pairs:
+            if key in seen:
+                raise ValueError(f"key {key!r} appears twice")
+            seen.add(key)
+    return record
+
+
+def _no_constant(name: str) -> None:
+    raise ValueError(f"{name} is not JSON")
+
+
+_STRICT_JSON = json.JSONDecoder(object_pairs_hook=_unique_keys, parse_constant=_no_constant)
+_JSON_SPACE = " \t\r"
+_JSON_SPACE_BYTES = _JSON_SPACE.encode()
 
 
 def _first_line(exc: BaseException) -> str:

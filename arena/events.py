@@ -226,15 +226,17 @@ def from_record(record: dict[str, Any]) -> Event:
 
 def to_line(event: Event) -> str:
     """The event as one compact JSON line (no trailing newline)."""
-    record = event.to_record()
-    fast = _fast_line(type(event), record)
-    return fast[:-1].decode("utf-8") if fast is not None else _ENCODER.encode(record)
+    return encode_line(event)[:-1].decode("utf-8")
 
 
 def encode_line(event: Event) -> bytes:
     """The event's line as the log holds it: UTF-8, with its newline.
 
-    ``UnicodeEncodeError`` for text no UTF-8 file can hold (a lone surrogate).
+    Any text round-trips: the line separators a JSON string may hold raw (U+0085,
+    U+2028, U+2029) are written escaped, so even a reader that splits on every Unicode
+    line break (``str.splitlines``, a naive tool) sees one record a line, and so are
+    lone surrogates (a JSON reply may hold ``"\\ud800"``), which no UTF-8 file can hold
+    raw. Other text is written as it is; a log without such characters is unchanged.
     """
     kind = type(event)
     return encode_record(kind, _RECORD_MAKERS[kind](event))
@@ -243,7 +245,12 @@ def encode_line(event: Event) -> bytes:
 def encode_record(kind: type[Event], record: dict[str, Any]) -> bytes:
     """:func:`encode_line` of an event of class ``kind`` whose record is already made."""
     fast = _fast_line(kind, record)
-    return fast if fast is not None else (_ENCODER.encode(record) + "\n").encode("utf-8")
+    if fast is not None:
+        return fast if fast.isascii() else _SEPARATORS_BYTES.sub(_escape_bytes, fast)
+    text = _ENCODER.encode(record)
+    if not text.isascii():
+        text = _UNSAFE_TEXT.sub(_escape_text, text)
+    return (text + "\n").encode("utf-8")
 
 
 def _fast_line(kind: type[Event], record: dict[str, Any]) -> bytes | None:
@@ -288,6 +295,14 @@ def may_hold_long_int(line: str | bytes) -> bool:
     return pattern.search(line) is not None
 
 
+def _escape_text(match: re.Match) -> str:
+    return f"\\u{ord(match[0]):04x}"
+
+
+def _escape_bytes(match: re.Match) -> bytes:
+    return _ESCAPED_SEPARATORS[match[0]]
+
+
 def _plain(value: Any) -> Any:
     if attrs.has(type(value)):
         return attrs.asdict(value)
@@ -296,6 +311,13 @@ def _plain(value: Any) -> Any:
 
 # Built once: json.dumps with non-default options builds a new encoder on every call.
 _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=_plain)
+_UNSAFE_TEXT = re.compile("[\u0085\u2028\u2029\ud800-\udfff]")
+"""What the log writes as ``\\uXXXX`` (see :func:`encode_line`). Outside its strings a
+JSON line is ASCII, so every match is inside a string, where the escape means the same."""
+_ESCAPED_SEPARATORS = {
+    char.encode("utf-8"): f"\\u{ord(char):04x}".encode() for char in "\u0085\u2028\u2029"
+}
+_SEPARATORS_BYTES = re.compile(b"|".join(_ESCAPED_SEPARATORS))
 _LONG_DIGITS = re.compile(r"\d{19}")
 _LONG_DIGITS_BYTES = re.compile(rb"[0-9]{19}")
 _FLOATLESS = frozenset({EpisodeStarted, DealStarted, BidMade, ChallengeMade, Fault, Usage})

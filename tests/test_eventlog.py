@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from arena.check import load_checked
 from arena.cli import main
-from arena.eventlog import EventLog, LogError, read_log
+from arena.eventlog import EventLog, LogError, parse_text, read_log, read_numbered
 from arena.events import (
     EVENT_TYPES,
     Audit,
@@ -31,6 +31,7 @@ from arena.events import (
     Rejected,
     SeatEntry,
     Usage,
+    encode_line,
     from_line,
     from_record,
     to_line,
@@ -186,11 +187,13 @@ def test_an_empty_or_missing_log_is_a_log_error(tmp_path):
         read_log(tmp_path)  # a directory
 
 
-def test_a_log_that_is_not_utf8_is_a_log_error(tmp_path):
+def test_a_log_that_is_not_utf8_is_a_log_error_naming_its_line(tmp_path):
     path = tmp_path / "binary.jsonl"
-    path.write_bytes(b"\xff\xfe\x00garbage")
-    with pytest.raises(LogError, match="cannot read event log"):
+    path.write_bytes(to_line(SAMPLES[0]).encode() + b"\n" + b"\xff\xfe\x00garbage")
+    with pytest.raises(LogError) as caught:
         read_log(path)
+    # line 2's first byte, 0xff, can start no UTF-8 character
+    assert str(caught.value) == f"{path}:2: not a valid event (not UTF-8: byte 0xff at column 1)"
 
 
 def test_blank_lines_are_skipped_but_counted(tmp_path):
@@ -210,6 +213,110 @@ def test_a_record_missing_fields_is_named_in_the_logs_own_keys(tmp_path):
     path.write_text('{"type":"result","status":"complete","points":[0],"score":[0.5]}\n')
     with pytest.raises(LogError, match=r"missing \['dealsPlayed'\]"):
         read_log(path)
+
+
+# --- JSON Lines: one line a record, whatever the text --------------------------------------
+
+
+def test_line_separators_and_lone_surrogates_are_written_escaped():
+    """JSON lets a string hold U+0085, U+2028 and U+2029 raw, and str.splitlines() breaks
+    a line at each; the writer spells them ``\\uXXXX`` (as json's ensure_ascii does), and
+    a lone surrogate too, which UTF-8 cannot hold raw. Other non-ASCII stays raw."""
+    event = BidMade(0, 1, 2, 6, "a\u2028b\u2029c\x85d", "é", "\ud800!", False)
+    line = encode_line(event)
+    assert line == (
+        b'{"type":"bid","deal":0,"slot":1,"quantity":2,"face":6,'
+        b'"say":"a\\u2028b\\u2029c\\u0085d","published":"\xc3\xa9","notes":"\\ud800!",'
+        b'"fallback":false}\n'
+    )
+    assert line.decode("utf-8").splitlines() == [line.decode("utf-8")[:-1]]  # one line
+    assert json.loads(line) == event.to_record()  # and it reads back exactly
+
+
+def test_a_line_holding_raw_separators_still_reads_as_one_record(tmp_path):
+    """A hand-made (or older) log may hold U+2028 raw inside a string: the reader splits
+    on a newline only, so line 2 is one record and line 3 keeps its number."""
+    bid = to_line(SAMPLES[5]).replace("two sixes", "two\u2028six\u2029es\x85")
+    path = write(tmp_path, [to_line(SAMPLES[0]), bid, "oops"])
+    with pytest.raises(LogError, match=r":3: not a valid event"):
+        read_log(path)
+    path = write(tmp_path, [to_line(SAMPLES[0]), bid])
+    assert read_log(path)[1]["say"] == "two\u2028six\u2029es\x85"
+
+
+def test_crlf_line_ends_and_a_missing_last_newline_still_read(tmp_path):
+    path = tmp_path / "crlf.jsonl"
+    path.write_bytes(f"{to_line(SAMPLES[0])}\r\n\r\n{to_line(SAMPLES[1])}".encode())
+    assert [r["type"] for r in read_log(path)] == ["episode", "deal"]
+
+
+STRICT = {
+    # a line of 100,000 "[": the stdlib parser would raise RecursionError
+    "deep array": (b"[" * 100_000, "nested too deeply"),
+    "deep object": (b'{"a":' * 100_000, "nested too deeply"),
+    # 0xc3 starts a two-byte character, and "(" cannot continue one: byte 12 of the line
+    "not UTF-8": (b'{"type":"de\xc3(l"}', "not UTF-8: byte 0xc3 at column 12"),
+    "NaN": (b'{"type":"fault","deal":0,"slot":NaN,"reason":"x"}', "NaN is not JSON"),
+    "Infinity": (b'{"type":"fault","deal":0,"slot":1,"reason":-Infinity}', "-Infinity is not"),
+    # json.loads keeps the last "slot", another reader the first: the line is ambiguous
+    "duplicate key": (
+        b'{"type":"fault","deal":0,"slot":1,"slot":2,"reason":"x"}',
+        "key 'slot' appears twice",
+    ),
+    "raw surrogate": (b'{"type":"fault","deal":0,"slot":1,"reason":"\xed\xa0\x80"}', "UTF-8"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(STRICT))
+def test_the_reader_refuses_what_is_not_strict_json_in_one_line(tmp_path, case):
+    body, reason = STRICT[case]
+    path = tmp_path / "bad.jsonl"
+    path.write_bytes(to_line(SAMPLES[0]).encode() + b"\n" + body + b"\n")
+    with pytest.raises(LogError) as caught:
+        read_log(path)
+    text = str(caught.value)
+    assert text.startswith(f"{path}:2: not a valid event (") and "\n" not in text
+    assert reason in text
+
+
+def test_an_endless_line_is_refused_at_the_cap_without_reading_on(tmp_path, monkeypatch):
+    """A line is refused once it passes MAX_LINE_BYTES, read 64 bytes at a time here: an
+    endless last line with no newline, a line one byte past the cap, and a header past it."""
+    header = to_line(SAMPLES[0]).encode() + b"\n"
+    cap = len(header)  # the header's line and its newline fit exactly
+    monkeypatch.setattr("arena.eventlog.MAX_LINE_BYTES", cap)
+    monkeypatch.setattr("arena.eventlog._BLOCK", 64)
+    path = tmp_path / "long.jsonl"
+    for body in (b"x" * (100 * cap), b"x" * (cap + 1) + b"\n"):
+        path.write_bytes(header + body)
+        with pytest.raises(LogError) as caught:
+            read_log(path)
+        assert str(caught.value) == f"{path}:2: not a valid event (a line past {cap:,} bytes)"
+    monkeypatch.setattr("arena.eventlog.MAX_LINE_BYTES", cap - 2)  # the line without "\n"
+    path.write_bytes(header)  # is cap - 1 bytes: one past
+    with pytest.raises(LogError, match=r"long.jsonl:1: .*a line past"):
+        read_log(path)
+
+
+def test_lines_that_span_blocks_read_back_whole(tmp_path, monkeypatch):
+    """With 7-byte blocks every line spans several: the records and their numbers are
+    those of the whole file."""
+    monkeypatch.setattr("arena.eventlog._BLOCK", 7)
+    lines = good_lines()
+    path = write(tmp_path, lines[:3] + [""] + lines[3:])
+    numbered = read_numbered(path)
+    assert [n for n, _ in numbered] == [1, 2, 3, *range(5, len(lines) + 2)]
+    assert [r for _, r in numbered] == [json.loads(line) for line in lines]
+
+
+def test_a_log_held_as_text_reads_as_its_file_does():
+    """parse_text (a league's stored log) splits and refuses exactly as a file is read."""
+    text = "\n".join([to_line(SAMPLES[0]), to_line(SAMPLES[5]).replace("two", "t\u2028o")]) + "\n"
+    records = parse_text(text, "L.sqlite: episode 3")
+    assert records[1]["say"] == "t\u2028o sixes"
+    with pytest.raises(LogError) as caught:
+        parse_text(text + '{"type":"fault","deal":0,"slot":NaN,"reason":"x"}\n', "L: episode 3")
+    assert str(caught.value) == "L: episode 3:3: not a valid event (NaN is not JSON)"
 
 
 # --- never lost, never clobbered ------------------------------------------------------------
@@ -360,6 +467,16 @@ def test_a_full_disk_is_one_error_line_and_a_marked_log(tiny_disk, tmp_path, eng
 STDLIB_LINE = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 
 
+def stdlib_line(record: dict) -> str:
+    """The stdlib's compact line with the writer's escapes: U+0085, U+2028, U+2029 and
+    lone surrogates as ``\\uXXXX`` (json's own ensure_ascii spelling), nothing else."""
+    text = STDLIB_LINE.encode(record)
+    return "".join(
+        f"\\u{ord(c):04x}" if c in "\u0085\u2028\u2029" or "\ud800" <= c <= "\udfff" else c
+        for c in text
+    )
+
+
 @settings(max_examples=300)
 @given(
     say=st.one_of(st.none(), st.text(alphabet=st.characters(exclude_categories=()))),
@@ -367,9 +484,10 @@ STDLIB_LINE = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
     tokens=st.integers(min_value=-(2**80), max_value=2**80),
 )
 def test_the_fast_encoder_writes_the_stdlib_bytes(say, notes, tokens):
-    """Every line is what ``json`` with compact separators and ensure_ascii=False writes:
-    control characters, quotes, non-ASCII and lone surrogates (where orjson refuses and
-    the stdlib takes over), and token counts past 64 bits alike."""
+    """Every line is what ``json`` with compact separators and ensure_ascii=False writes,
+    but for the escaped separators and surrogates: control characters, quotes, non-ASCII
+    and lone surrogates (where orjson refuses and the stdlib takes over), and token
+    counts past 64 bits alike."""
     events = [
         BidMade(3, 1, 4, 6, say, say, notes, False),
         ChallengeMade(3, 2, 1, 4, 6, 5, False, True, 1, 2, say, None, notes),
@@ -377,7 +495,7 @@ def test_the_fast_encoder_writes_the_stdlib_bytes(say, notes, tokens):
     ]
     for event in events:
         line = to_line(event)
-        assert line == STDLIB_LINE.encode(event.to_record())
+        assert line == stdlib_line(event.to_record())
         assert from_line(line) == json.loads(line)
 
 

@@ -11,7 +11,6 @@ audit over the logs, each log counted as its own table. The per-episode figures
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,7 @@ from typing import Any
 import attrs
 
 from arena.audit import logged_episodes, run_pooled
-from arena.eventlog import LogError
+from arena.eventlog import LogError, parse_text
 from arena.league.cost import TOKEN_KINDS, seat_tokens
 from arena.league.report import ranking
 from arena.league.standings import STAND_IN
@@ -56,7 +55,7 @@ def league_episodes(path: str | Path) -> Iterator[Episode]:
             slots.setdefault(idx, []).append(entrant + (STAND_IN if stand_in else ""))
         episodes = db.execute("SELECT idx, tbl FROM episodes ORDER BY idx").fetchall()
         for idx, table in episodes:
-            records = [json.loads(line) for line in episode_log_text(db, idx).splitlines()]
+            records = parse_text(episode_log_text(db, idx), f"{path}: episode {idx}")
             yield Episode(idx, table, tuple(slots[idx]), records, f"episode {idx}")
     finally:
         db.close()
