@@ -28,6 +28,7 @@ from arena.events import (
     Fault,
     Rejected,
     SeatEntry,
+    Thought,
     Usage,
 )
 from arena.logs import get_logger
@@ -97,6 +98,7 @@ class Outcome:
 
 
 TalkFilter = Callable[[str, int], "str | None"]
+Thoughts = tuple[Thought, ...] | None
 
 
 @attrs.define
@@ -222,29 +224,40 @@ class Engine:
             if self.rules.cap_reached(len(deal.bids)):
                 self._resolve(deal, slot, Challenge(), forced=True, fallback=False)
                 return
-            action, fallback = self._decide(deal, slot)
+            action, fallback, thinking = self._decide(deal, slot)
             if isinstance(action, Challenge):
-                self._resolve(deal, slot, action, forced=False, fallback=fallback)
+                self._resolve(
+                    deal, slot, action, forced=False, fallback=fallback, thinking=thinking
+                )
                 return
-            self._apply_bid(deal, slot, action, fallback)
+            self._apply_bid(deal, slot, action, fallback, thinking)
             position = (position + 1) % self.rules.seats
 
     def _deal_hands(self, number: int) -> tuple[tuple[int, ...], ...]:
         """Rule 1: the hands of deal d depend only on (seed, d)."""
         return self.deal_streams.hands(number, self.rules.seats, self.rules.mode)
 
-    def _apply_bid(self, deal: _Deal, slot: int, bid: Bid, fallback: bool) -> None:
+    def _apply_bid(
+        self, deal: _Deal, slot: int, bid: Bid, fallback: bool, thinking: Thoughts
+    ) -> None:
         published = self._publish(deal, slot, bid.say)
         self._keep_notes(slot, bid.notes)
         deal.add_bid(PublicBid(slot, bid.quantity, bid.face))
         self.emit(
             BidMade(
-                deal.number, slot, bid.quantity, bid.face, bid.say, published, bid.notes, fallback
+                deal.number, slot, bid.quantity, bid.face, bid.say, published, bid.notes,
+                fallback, thinking,
             )
-        )
+        )  # fmt: skip
 
     def _resolve(
-        self, deal: _Deal, slot: int, challenge: Challenge, forced: bool, fallback: bool
+        self,
+        deal: _Deal,
+        slot: int,
+        challenge: Challenge,
+        forced: bool,
+        fallback: bool,
+        thinking: Thoughts = None,
     ) -> None:
         """Rule 6: reveal, count, and move one point between bidder and challenger."""
         standing = deal.standing
@@ -257,7 +270,7 @@ class Engine:
             ChallengeMade(
                 deal.number, slot, standing.slot, standing.quantity, standing.face,
                 outcome.actual, forced, fallback, outcome.winner, outcome.loser,
-                challenge.say, published, challenge.notes,
+                challenge.say, published, challenge.notes, thinking,
             )
         )  # fmt: skip
         self.past_deals.append(
@@ -270,15 +283,17 @@ class Engine:
 
     # --- asking a seat (rule 11) ---------------------------------------------------
 
-    def _decide(self, deal: _Deal, slot: int) -> tuple[Action, bool]:
-        """One legal action for ``slot`` and whether the fallback made it."""
+    def _decide(self, deal: _Deal, slot: int) -> tuple[Action, bool, Thoughts]:
+        """One legal action for ``slot``, whether the fallback made it, and the reasoning
+        the seat returned with the reply that made it."""
         tally = self.tallies[slot]
         tally.decisions += 1
         reason = None
         for _attempt in range(2):
             view = self._view(deal, slot, reason)
             try:
-                return self._ask(deal, slot, view), False
+                action, thinking = self._ask(deal, slot, view)
+                return action, False, thinking
             except IllegalReply as rejection:
                 reason = str(rejection)
                 tally.rejected += 1
@@ -287,24 +302,26 @@ class Engine:
                 self.emit(Fault(deal.number, slot, str(fault) or "seat unavailable"))
                 break
         tally.fallbacks += 1
-        return self._ask_fallback(deal, slot), True
+        return self._ask_fallback(deal, slot), True, None
 
-    def _ask(self, deal: _Deal, slot: int, view: SeatView) -> Action:
-        """The seat's own legal action; logs and raises ``IllegalReply`` otherwise."""
-        reply = None
+    def _ask(self, deal: _Deal, slot: int, view: SeatView) -> tuple[Action, Thoughts]:
+        """The seat's own legal action and its reasoning; logs and raises ``IllegalReply``
+        otherwise."""
+        reply = thinking = None
         try:
             reply = self.seats[slot].decide(view)
             if isinstance(reply, Reply):
                 self._record_usage(deal, slot, reply)
-                reply = reply.content
-            return check_legal(parse_action(reply), self.rules, deal.standing, len(deal.bids))
+                reply, thinking = reply.content, reply.thinking
+            action = check_legal(parse_action(reply), self.rules, deal.standing, len(deal.bids))
+            return action, thinking
         except (SeatUnavailable, SeatQuit):
             raise
         except IllegalReply as rejection:
             reason = str(rejection)
         except Exception as crash:  # a seat's bug is its illegal move, not the table's crash
             reason = f"seat raised {type(crash).__name__}: {crash}"[:500]
-        self.emit(Rejected(deal.number, slot, reason, loggable(reply)))
+        self.emit(Rejected(deal.number, slot, reason, loggable(reply), thinking))
         raise IllegalReply(reason)
 
     def _ask_fallback(self, deal: _Deal, slot: int) -> Action:
@@ -323,6 +340,7 @@ class Engine:
                 deal.number, slot,
                 int(u.get("input_tokens", 0)), int(u.get("output_tokens", 0)),
                 int(u.get("cache_read_tokens", 0)), int(u.get("cache_write_tokens", 0)),
+                int(u.get("cache_write_1h_tokens", 0)), int(u.get("thinking_tokens", 0)),
             )
         )  # fmt: skip
 

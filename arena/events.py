@@ -31,6 +31,56 @@ def _tuple2(rows) -> tuple[tuple, ...]:
     return tuple(map(tuple, rows))
 
 
+THOUGHT = "thinking"
+REDACTED = "redacted"
+
+
+@attrs.frozen
+class Thought:
+    """One block of a model's reasoning behind a reply, as the API returned it."""
+
+    kind: str = attrs.field(validator=attrs.validators.in_((THOUGHT, REDACTED)))
+    """``thinking`` (its text, summarised or full) or ``redacted`` (encrypted: no text)."""
+    text: str | None = None
+
+    def to_record(self) -> dict[str, Any]:
+        if self.kind == REDACTED:
+            return {"type": REDACTED}
+        return {"type": THOUGHT, "text": self.text}
+
+    @classmethod
+    def from_record(cls, record: Any) -> Thought:
+        if isinstance(record, Thought):
+            return record
+        if not isinstance(record, dict) or set(record) not in ({"type"}, {"type", "text"}):
+            raise ValueError(f"a thinking block is {{type, text}} or {{type}}, got {record!r}")
+        kind, text = record["type"], record.get("text")
+        shown = kind == THOUGHT and isinstance(text, str)
+        if not (shown or (kind == REDACTED and "text" not in record)):
+            raise ValueError(f"bad thinking block {record!r}")
+        return cls(kind, text)
+
+
+def _thoughts(blocks) -> tuple[Thought, ...] | None:
+    if blocks is None:
+        return None
+    if isinstance(blocks, (str, bytes, dict)) or not hasattr(blocks, "__iter__"):
+        raise ValueError(f"thinking is a list of blocks, got {blocks!r}")
+    return tuple(map(Thought.from_record, blocks))
+
+
+def _thought_records(thoughts: tuple[Thought, ...]) -> list[dict[str, Any]]:
+    return [thought.to_record() for thought in thoughts]
+
+
+def _thinking_field():
+    """A decision's reasoning: written only when the seat returned some, so a log of seats
+    that do not think reads byte for byte as before."""
+    return attrs.field(
+        default=None, converter=_thoughts, metadata={"optional_record": _thought_records}
+    )
+
+
 @attrs.frozen
 class SeatEntry:
     """Which policy sits in a slot."""
@@ -96,6 +146,8 @@ class Rejected(Event):
     slot: int
     reason: str
     reply: Any
+    thinking: tuple[Thought, ...] | None = _thinking_field()
+    """The rejected reply's reasoning."""
 
 
 @attrs.frozen
@@ -117,8 +169,17 @@ class Usage(Event):
     slot: int
     input_tokens: int
     output_tokens: int
+    """Thinking included: it is billed as output."""
     cache_read_tokens: int
     cache_write_tokens: int
+    """Every cache write, whatever its lifetime."""
+    cache_write_1h_tokens: int = attrs.field(
+        default=0, metadata={"key": "cacheWrite1hTokens", "omit_default": True}
+    )
+    """The part of ``cache_write_tokens`` written with the 1-hour lifetime (left out at 0,
+    like the next, so a log whose calls report neither reads as it always did)."""
+    thinking_tokens: int = attrs.field(default=0, metadata={"omit_default": True})
+    """The part of ``output_tokens`` the model spent thinking, as the API reports it."""
 
 
 @attrs.frozen
@@ -137,6 +198,8 @@ class BidMade(Event):
     notes: str | None
     fallback: bool
     """Rule 11: the bayes baseline moved for the seat."""
+    thinking: tuple[Thought, ...] | None = _thinking_field()
+    """The reasoning the model returned with this reply (never shown to any seat)."""
 
 
 @attrs.frozen
@@ -157,6 +220,7 @@ class ChallengeMade(Event):
     say: str | None
     published: str | None
     notes: str | None
+    thinking: tuple[Thought, ...] | None = _thinking_field()
 
 
 @attrs.frozen
@@ -329,7 +393,7 @@ BOUNDED_INTS = frozenset({DealStarted, BidMade, ChallengeMade, Fault})
 
 @cache
 def _keys(cls: type) -> tuple[tuple[str, str], ...]:
-    return tuple((f.name, _camel(f.name)) for f in attrs.fields(cls))
+    return tuple((f.name, f.metadata.get("key") or _camel(f.name)) for f in attrs.fields(cls))
 
 
 class _RecordMakers(dict):
@@ -341,18 +405,32 @@ class _RecordMakers(dict):
     """
 
     def __missing__(self, cls: type) -> Callable[[Event], dict[str, Any]]:
-        items = "".join(f", {key!r}: event.{name}" for name, key in _keys(cls))
-        lines = [f"def to_record(event):\n    record = {{'type': {cls.TYPE!r}{items}}}\n"]
-        omitted = tuple(
-            (_camel(f.name), f.default) for f in attrs.fields(cls) if f.metadata.get("omit_default")
+        optional = {
+            f.name: f.metadata["optional_record"]
+            for f in attrs.fields(cls)
+            if "optional_record" in f.metadata
+        }
+        items = "".join(
+            f", {key!r}: event.{name}" for name, key in _keys(cls) if name not in optional
         )
-        if omitted:  # the mode's rule data, left out at its defaults
+        lines = [f"def to_record(event):\n    record = {{'type': {cls.TYPE!r}{items}}}\n"]
+        for name, key in _keys(cls):  # last fields, left out when None
+            if name in optional:
+                lines.append(
+                    f"    if event.{name} is not None:\n"
+                    f"        record[{key!r}] = optional[{name!r}](event.{name})\n"
+                )
+        keys = dict(_keys(cls))
+        omitted = tuple(
+            (keys[f.name], f.default) for f in attrs.fields(cls) if f.metadata.get("omit_default")
+        )
+        if omitted:  # the mode's rule data and usage's parts, left out at their defaults
             lines.append(
                 "    for key, default in omitted:\n"
                 "        if record[key] == default:\n"
                 "            del record[key]\n"
             )
-        namespace: dict[str, Any] = {"omitted": omitted}
+        namespace: dict[str, Any] = {"omitted": omitted, "optional": optional}
         exec("".join(lines) + "    return record\n", namespace)
         maker = self[cls] = namespace["to_record"]
         return maker

@@ -11,6 +11,9 @@ from typing import Any
 import attrs
 
 USAGE_FIELDS = ("inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens")
+USAGE_PARTS = ("cacheWrite1hTokens", "thinkingTokens")
+"""Parts of the cache writes and the output that a ``usage`` line holds only when non-zero;
+a total has them only when some call reported them."""
 
 
 @attrs.frozen
@@ -97,7 +100,11 @@ class Results:
         used = [s.usage for s in self.seats if s.usage is not None]
         if not used:
             return None
-        return {key: sum(u[key] for u in used) for key in (*USAGE_FIELDS, "calls")}
+        total = {key: sum(u[key] for u in used) for key in (*USAGE_FIELDS, "calls")}
+        for key in USAGE_PARTS:
+            if any(key in u for u in used):
+                total[key] = sum(u.get(key, 0) for u in used)
+        return total
 
     def to_json(self) -> dict[str, Any]:
         data = {
@@ -135,4 +142,7 @@ def usage_by_slot(records: list[dict[str, Any]], seats: int) -> list[dict[str, i
         totals[slot]["calls"] += 1
         for key in USAGE_FIELDS:
             totals[slot][key] += record[key]
+        for key in USAGE_PARTS:
+            if key in record:
+                totals[slot][key] = totals[slot].get(key, 0) + record[key]
     return totals

@@ -18,6 +18,7 @@ import numpy as np
 
 from arena import seeding
 from arena.actions import Action
+from arena.events import Thought
 from arena.rules import TableRules
 from arena.view import SeatView
 
@@ -48,6 +49,8 @@ class Reply:
 
     content: Any
     usage: Mapping[str, int] | None = None
+    thinking: tuple[Thought, ...] | None = None
+    """The model's reasoning behind the reply, for the log only: no seat sees it."""
 
 
 @attrs.frozen

@@ -67,10 +67,12 @@ def test_four_claude_seats_play_a_whole_episode(host, served):
     decisions = [r for r in records if r["type"] in ("bid", "challenge") and not r.get("forced")]
     assert not [r for r in records if r["type"] in ("rejected", "fault")]
     assert all(r["fallback"] is False for r in decisions)
-    # Every decision was one request with the forced tool and two cache breakpoints.
+    # Every decision was one request offering the tool (the default model thinks, so the
+    # choice is the model's) with two cache breakpoints.
     assert len(served.requests) == len(decisions) == sum(s.decisions for s in results.seats)
     for sent in served.requests:
-        assert sent.json["tool_choice"]["name"] == "act"
+        assert sent.json["tool_choice"]["type"] == "auto"
+        assert [tool["name"] for tool in sent.json["tools"]] == ["act"]
         marked = [b for b in sent.json["system"] if "cache_control" in b]
         marked += [b for b in sent.json["messages"][0]["content"] if "cache_control" in b]
         assert len(marked) == 2

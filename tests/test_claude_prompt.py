@@ -193,6 +193,28 @@ def test_one_forced_tool_whose_schema_names_nothing_but_the_reply_fields():
     assert schema["properties"]["notes"]["maxLength"] == 4000
 
 
+def test_a_thinking_request_offers_the_tool_and_asks_for_it_without_forcing_it():
+    # A forced tool with thinking is the API's 400, so the choice is the model's ("auto"),
+    # the rules ask for the call, and the reasoning's text is asked for (Opus 4.7 and
+    # later omit it unless display says "summarized").
+    settings = ModelSettings(thinking="adaptive", effort="low", max_tokens=16000)
+    request = build_request(VIEW, RULES, POLICY, settings)
+    assert request["tool_choice"] == {"type": "auto", "disable_parallel_tool_use": True}
+    assert request["thinking"] == {"type": "adaptive", "display": "summarized"}
+    assert request["output_config"] == {"effort": "low"}
+    system, _, tail = text_of(request)
+    assert "Reply by calling the `act` tool exactly once." in system
+    assert "Reply again with one legal action, by calling the `act` tool." in tail
+
+
+def test_with_thinking_off_the_request_sends_no_thinking_and_no_effort_unless_set():
+    request = build_request(VIEW, RULES, POLICY, ModelSettings(thinking="off"))
+    assert "thinking" not in request and "output_config" not in request
+    assert request["tool_choice"]["type"] == "tool"
+    steady = build_request(VIEW, RULES, POLICY, ModelSettings(thinking="off", effort="high"))
+    assert steady["output_config"] == {"effort": "high"} and "thinking" not in steady
+
+
 def test_two_cache_breakpoints_end_of_system_and_end_of_the_record():
     request = build_request(VIEW, RULES, POLICY, SETTINGS)
     content = request["messages"][0]["content"]

@@ -105,12 +105,14 @@ def test_a_legal_tool_call_is_the_seats_move(host, api):
     assert (first["type"], first["quantity"], first["face"]) == ("bid", 2, 3)
     assert first["fallback"] is False and first["notes"] == "opened 2x3"
     assert not of(records, "rejected") and not of(records, "fault")
-    # The request went through the SDK to us: the key, the default model, the forced tool.
+    # The request went through the SDK to us: the key, the default model, which thinks
+    # (Sonnet 4.6 takes adaptive thinking) and so leaves the tool call to the model.
     sent = api.requests[0]
     bearer = sent.headers.get("authorization", "").removeprefix("Bearer ")
     assert "test-key" in (sent.headers.get("x-api-key"), bearer)
     assert sent.json["model"] == DEFAULT_MODEL
-    assert sent.json["tool_choice"]["type"] == "tool"
+    assert sent.json["thinking"] == {"type": "adaptive", "display": "summarized"}
+    assert sent.json["tool_choice"]["type"] == "auto"
     # One usage event per call; the first call writes the cache and reads nothing.
     usage = of(records, "usage", claude)
     assert len(usage) == len(api.requests)

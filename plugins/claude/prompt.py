@@ -33,7 +33,8 @@ from arena.modes import STRICT, Mode
 from arena.probability import tail_table
 from arena.rules import TableRules
 from arena.view import PastDeal, PublicBid, SeatView
-from arena_plugins.claude.reply_tool import TOOL_CHOICE, TOOL_NAME, reply_tool
+from arena_plugins.claude.models import ADAPTIVE
+from arena_plugins.claude.reply_tool import TOOL_CHOICE, TOOL_CHOSEN, TOOL_NAME, reply_tool
 from arena_plugins.claude.settings import ModelSettings
 from arena_policies import Policy
 
@@ -45,15 +46,25 @@ ODDS_SHOWN = 0.001
 def build_request(
     view: SeatView, rules: TableRules, policy: Policy, settings: ModelSettings
 ) -> dict[str, Any]:
-    """Keyword arguments for ``messages.create``: the whole request for one decision."""
+    """Keyword arguments for ``messages.create``: the whole request for one decision.
+
+    Thinking cannot go with a forced tool, so a thinking request leaves the choice to
+    the model (the prompt asks for the tool) and asks for the reasoning's text, which
+    some models omit by default.
+    """
+    thinks = settings.thinking == ADAPTIVE
     request: dict[str, Any] = {
         "model": settings.model,
         "max_tokens": settings.max_tokens,
         "tools": [reply_tool(rules, view.talk_enabled)],
-        "tool_choice": TOOL_CHOICE,
+        "tool_choice": TOOL_CHOSEN if thinks else TOOL_CHOICE,
         "system": system_blocks(view, rules.mode, policy),
         "messages": [{"role": "user", "content": message_blocks(view, rules.mode)}],
     }
+    if thinks:
+        request["thinking"] = {"type": "adaptive", "display": "summarized"}
+    if settings.effort is not None:
+        request["output_config"] = {"effort": settings.effort}
     if settings.temperature is not None:
         # Not a parameter of the installed SDK's create(); passed through for endpoints
         # and API versions that still accept it.
@@ -253,7 +264,7 @@ def turn(view: SeatView, mode: Mode) -> str:
     if view.retry_reason:
         lines.append(
             f"Your previous reply was rejected: {view.retry_reason}. "
-            "Reply again with one legal action."
+            f"Reply again with one legal action, by calling the `{TOOL_NAME}` tool."
         )
     return "\n".join(lines) + "\n"
 

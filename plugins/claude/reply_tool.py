@@ -1,12 +1,18 @@
 """The one tool a Claude seat must call, and how its reply becomes the engine's input.
 
 Structured output goes through tool use: the request offers a single tool,
-``act``, and forces it (``tool_choice``), so a well-behaved reply is one
-``tool_use`` block whose input is the mapping :mod:`arena.replies` reads
+``act``, and forces it (``tool_choice``) when the model does not think; a
+thinking request may not force a tool, so it leaves the choice to the model and
+the prompt asks for the call. A well-behaved reply is one ``tool_use`` block
+(after any thinking) whose input is the mapping :mod:`arena.replies` reads
 (``action``, ``quantity``, ``face``, ``say``, ``notes``). The schema names
 nothing else: a reply cannot act for another seat or bring its own facts.
-A reply without the tool call is read as text, as a fallback. Legality is
-never judged here: the engine does that, and rule 11 handles the rest.
+A reply without the tool call is read as text, as a fallback; text that names
+no action is rule 11's unparseable reply. Legality is never judged here: the
+engine does that, and rule 11 handles the rest.
+
+The reply's thinking is read apart (:func:`read_thinking`): it goes to the log
+beside the decision, and never into the action.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from arena.engine import NOTES_CAP
+from arena.events import REDACTED, THOUGHT, Thought
 from arena.rules import TableRules
 
 TOOL_NAME = "act"
@@ -62,6 +69,9 @@ def reply_tool(rules: TableRules, talk: bool) -> dict[str, Any]:
 
 
 TOOL_CHOICE = {"type": "tool", "name": TOOL_NAME, "disable_parallel_tool_use": True}
+"""Forced: the model must call ``act``."""
+TOOL_CHOSEN = {"type": "auto", "disable_parallel_tool_use": True}
+"""The model's choice, the only one a thinking request may make."""
 
 
 def read_reply(content: list[Any]) -> Any:
@@ -80,6 +90,19 @@ def read_reply(content: list[Any]) -> Any:
         return calls
     text = "".join(block.text for block in content if _kind(block) == "text")
     return _action_text(text)
+
+
+def read_thinking(content: list[Any]) -> tuple[Thought, ...] | None:
+    """The reply's reasoning in order, ``None`` when it has none; a redacted block is
+    marked as such, its encrypted data left out."""
+    thoughts = []
+    for block in content:
+        kind = _kind(block)
+        if kind == "thinking":
+            thoughts.append(Thought(THOUGHT, block.thinking))
+        elif kind == "redacted_thinking":
+            thoughts.append(Thought(REDACTED))
+    return tuple(thoughts) or None
 
 
 def _action_text(text: str) -> str:

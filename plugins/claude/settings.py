@@ -1,8 +1,10 @@
 """What configures a Claude seat: its ``--seat`` spec and the environment.
 
-``claude:POLICY[?model=M&max_tokens=N&temperature=T]``: POLICY is a shipped
-policy name or a prompt file (:mod:`arena_policies`); the query overrides, for
-this seat only, the defaults the environment sets for every Claude seat.
+``claude:POLICY[?model=M&thinking=adaptive|off&effort=E&max_tokens=N&temperature=T]``:
+POLICY is a shipped policy name or a prompt file (:mod:`arena_policies`); the
+query overrides, for this seat only, the defaults the environment sets for every
+Claude seat. What a model takes (its thinking modes, effort levels, output
+limit) is checked against :mod:`~arena_plugins.claude.models` here.
 Retry bounds are table-wide and come from the environment only. Every bad value
 is a one-line error naming the variable or setting.
 """
@@ -14,14 +16,21 @@ from urllib.parse import parse_qsl
 
 import attrs
 
+from arena_plugins.claude.models import ADAPTIVE, check_choice, check_max_tokens
+
 API_KEY_ENV = "ANTHROPIC_API_KEY"
 """Where the key is read from; named here, away from the SDK, so a league can check for
 it without importing anthropic."""
 
 DEFAULT_MODEL = "claude-sonnet-4-6"
 DEFAULT_MAX_TOKENS = 1024
+THINKING_MAX_TOKENS = 16_000
+"""The default with thinking on: ``max_tokens`` bounds the thinking and the tool call together,
+and a reply cut off before its tool call is an unparseable one."""
 
 MODEL_ENV = "ARENA_CLAUDE_MODEL"
+THINKING_ENV = "ARENA_CLAUDE_THINKING"
+EFFORT_ENV = "ARENA_CLAUDE_EFFORT"
 MAX_TOKENS_ENV = "ARENA_CLAUDE_MAX_TOKENS"
 TEMPERATURE_ENV = "ARENA_CLAUDE_TEMPERATURE"
 TIMEOUT_ENV = "ARENA_CLAUDE_TIMEOUT"
@@ -38,6 +47,10 @@ class ModelSettings:
     max_tokens: int = DEFAULT_MAX_TOKENS
     temperature: float | None = None
     """Sent only when set. API version 2026-10-21 (the SDK's default) rejects it."""
+    thinking: str = "off"
+    """``adaptive`` (thinking, ``tool_choice: auto``) or ``off`` (the tool forced)."""
+    effort: str | None = None
+    """``output_config.effort``; sent only when set (the model's default applies)."""
 
 
 @attrs.frozen
@@ -54,6 +67,10 @@ class RetryBounds:
     """First backoff in seconds; doubles per attempt, with jitter, up to 32x."""
 
 
+SETTINGS = ("model", "thinking", "effort", "max_tokens", "temperature")
+"""What a seat spec's query may set."""
+
+
 @attrs.frozen
 class SeatArg:
     """A parsed ``claude:`` argument: the policy reference and per-seat overrides."""
@@ -67,11 +84,9 @@ def parse_arg(arg: str | None) -> SeatArg:
         raise ValueError("a Claude seat needs a policy: claude:NAME or claude:PATH")
     policy, _, query = arg.partition("?")
     overrides = dict(parse_qsl(query, keep_blank_values=True, strict_parsing=False))
-    unknown = sorted(set(overrides) - {"model", "max_tokens", "temperature"})
+    unknown = sorted(set(overrides) - set(SETTINGS))
     if unknown:
-        raise ValueError(
-            f"unknown setting {', '.join(unknown)} (known: model, max_tokens, temperature)"
-        )
+        raise ValueError(f"unknown setting {', '.join(unknown)} (known: {', '.join(SETTINGS)})")
     return SeatArg(policy=policy, overrides=overrides)
 
 
@@ -86,13 +101,28 @@ def model_settings(overrides: Mapping[str, str], environ: Mapping[str, str]) -> 
     model, _ = pick("model", MODEL_ENV)
     max_tokens, max_tokens_name = pick("max_tokens", MAX_TOKENS_ENV)
     temperature, temperature_name = pick("temperature", TEMPERATURE_ENV)
+    thinking, _ = pick("thinking", THINKING_ENV)
+    effort, _ = pick("effort", EFFORT_ENV)
     if model is not None and not model.strip():
         raise ValueError("model must not be empty")
+    model = (model or DEFAULT_MODEL).strip()
+    thinking = check_choice(model, _word(thinking), _word(effort))
+    default_tokens = THINKING_MAX_TOKENS if thinking == ADAPTIVE else DEFAULT_MAX_TOKENS
+    tokens = _number(max_tokens, max_tokens_name, int, default_tokens, low=1)
     return ModelSettings(
-        model=(model or DEFAULT_MODEL).strip(),
-        max_tokens=_number(max_tokens, max_tokens_name, int, DEFAULT_MAX_TOKENS, low=1),
+        model=model,
+        max_tokens=check_max_tokens(model, tokens),
         temperature=_number(temperature, temperature_name, float, None, low=0.0, high=1.0),
+        thinking=thinking,
+        effort=_word(effort),
     )
+
+
+def _word(text: str | None) -> str | None:
+    """A setting's word, lower case; ``None`` when unset or blank."""
+    if text is None:
+        return None
+    return text.strip().lower() or None
 
 
 def retry_bounds(environ: Mapping[str, str]) -> RetryBounds:
