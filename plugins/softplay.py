@@ -139,7 +139,7 @@ def _tally(records: Sequence[dict[str, Any]]) -> SoftPlay:
                 band_forgone[slot][bidder][worth] += value
             bids[slot] += 1
             table = table or [symbol for hand in hands for symbol in hand]
-            false_bids[slot] += count(table, record["face"], wild) < record["quantity"]
+            false_bids[slot] += false_when_made(table, record, wild)
             standing = record
         elif kind == "challenge":
             deals += 1
@@ -162,6 +162,13 @@ def _tally(records: Sequence[dict[str, Any]]) -> SoftPlay:
 tally = per_log(_tally, reads_made=True)
 """The tally of one log, computed once however many reporters ask for it (it reads a
 hand the same as a list or a tuple, and the header's seats only for their number)."""
+
+
+def false_when_made(table: Sequence[int], bid: dict[str, Any], wild: int | None) -> bool:
+    """rules.md's false bid: fewer of its face across the deal's hands (``table``, every
+    symbol of them), counted by the mode's rule, than the bid's quantity. ``bluffRate``'s
+    numerator, and the bluffs other reporters join to (see ``arena_plugins.reasoning``)."""
+    return count(table, bid["face"], wild) < bid["quantity"]
 
 
 def band(value: float) -> int:

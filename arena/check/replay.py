@@ -12,6 +12,7 @@ reading of the rulebook, not the engine's.
 from __future__ import annotations
 
 import math
+import reprlib
 from collections.abc import Callable, Sequence
 from functools import cache
 from typing import Any
@@ -86,6 +87,7 @@ _INT = {
     *("version", "seed", "handSize", "deals", "maxBidsPerDeal", "deal", "opener", "slot"),
     *("quantity", "face", "bidder", "actual", "winner", "loser", "dealsPlayed"),
     *("inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens"),
+    *("cacheWrite1hTokens", "thinkingTokens"),
 }
 _BOOL = {"talk", "forced", "fallback"}
 _TEXT = {"say", "published", "notes"}
@@ -112,6 +114,24 @@ def _shape_error(record: dict[str, Any]) -> str | None:
         and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in record["score"])
     ):
         return f"score must be a list of numbers, got {record['score']!r}"
+    return None
+
+
+def _thinking_error(blocks: Any) -> str | None:
+    """Why a decision's ``thinking`` is not a list of thinking and redacted blocks, or ``None``."""
+    if not isinstance(blocks, list):
+        return f"thinking must be a list of blocks, got {reprlib.repr(blocks)}"
+    for index, block in enumerate(blocks):
+        if block != {"type": "redacted"} and not (
+            isinstance(block, dict)
+            and block.keys() == {"type", "text"}
+            and block["type"] == "thinking"
+            and isinstance(block["text"], str)
+        ):
+            return (
+                f'thinking[{index}] must be {{"type": "thinking", "text": TEXT}} or'
+                f' {{"type": "redacted"}}, got {reprlib.repr(block)}'
+            )
     return None
 
 
@@ -162,6 +182,9 @@ class _Replay:
                 raise _Unreadable
             return
         kind = record["type"]
+        thinking = _thinking_error(record["thinking"]) if "thinking" in record else None
+        if thinking is not None:  # flagged, and the move itself still replays
+            self._flag("format", f"{kind} line: {thinking}")
         if not self.ready:
             self._header(record)
             return

@@ -1,0 +1,88 @@
+"""A seat's reasoning beside its bluffs: of its false bids, how many came with thinking that
+named them false. Three counts per slot, never a judgement of the seat.
+
+A Claude seat's private thinking is on the line of the decision it led to (the
+``thinking`` key of a ``bid``: the API's blocks in order, ``{"type": "thinking",
+"text": ...}`` or ``{"type": "redacted"}``). The audit reporter ``bluffReasoning``
+joins it to ``bluffRate``'s false bids, by the same definition
+(:func:`arena_plugins.softplay.false_when_made`), and reports per slot:
+
+- ``bluffs``: the seat's false bids (``bluffRate``'s numerator);
+- ``bluffsWithReasoning``: of those, the ones whose line carries any thinking
+  (a redacted block counts: there was reasoning, unreadable);
+- ``bluffsNamedFalse``: of those, the ones whose readable thinking uses one of
+  :data:`NAMED_FALSE`'s words, case-insensitive, as a word.
+
+"Named false" is deliberately crude and transparent: a word list anyone can
+read, no model of what the text means. A seat that thinks "not a bluff" is
+counted, and one that reasons its bid is false in other words is not; the
+figure is a pointer into the replay, where the thinking sits beside the bid.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from arena import hookimpl
+from arena.audit import per_log
+from arena.modes import from_header
+from arena_plugins.softplay import false_when_made
+
+NAMED_FALSE = (
+    "bluff",
+    "bluffs",
+    "bluffing",
+    "lie",
+    "lies",
+    "lying",
+    "false",
+    "untrue",
+    "unlikely",
+    "improbable",
+    "overbid",
+    "overbidding",
+)
+"""The words that name a bid false when its own thinking uses them."""
+_NAMED_FALSE = re.compile(r"\b(?:" + "|".join(NAMED_FALSE) + r")\b", re.IGNORECASE)
+
+
+def names_false(thinking: Sequence[dict[str, Any]]) -> bool:
+    """Whether any readable block of a decision's thinking uses a word of :data:`NAMED_FALSE`."""
+    return any(_NAMED_FALSE.search(block.get("text", "")) for block in thinking)
+
+
+def _bluff_reasoning(records: Sequence[dict[str, Any]]) -> list[dict[str, int]]:
+    """One pass: each slot's false bids, and how many of them carried (false-naming) thinking."""
+    header = records[0]
+    wild = from_header(header).wild
+    counts = [
+        {"bluffs": 0, "bluffsWithReasoning": 0, "bluffsNamedFalse": 0} for _ in header["seats"]
+    ]
+    hands: list = []
+    table: list[int] = []
+    for record in records:
+        kind = record["type"]
+        if kind == "deal":
+            hands, table = record["hands"], []
+        elif kind == "bid":
+            table = table or [symbol for hand in hands for symbol in hand]
+            if not false_when_made(table, record, wild):
+                continue
+            seat = counts[record["slot"]]
+            seat["bluffs"] += 1
+            thinking = record.get("thinking")
+            if thinking:
+                seat["bluffsWithReasoning"] += 1
+                seat["bluffsNamedFalse"] += names_false(thinking)
+    return counts
+
+
+bluff_reasoning = per_log(_bluff_reasoning, reads_made=True)
+"""It reads a hand the same as a list or a tuple, and the header's seats only for their number."""
+
+
+@hookimpl
+def register_audit_reporters(register):
+    register("bluffReasoning", bluff_reasoning)

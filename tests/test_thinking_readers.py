@@ -1,0 +1,225 @@
+"""What reads a decision's thinking: ``arena check``, ``arena show --decisions`` and the audit.
+
+The log's ``thinking`` key (docs/event-log.md) is a list of ``{"type": "thinking",
+"text": ...}`` and ``{"type": "redacted"}`` blocks on a ``bid``, ``challenge`` or
+``rejected`` line. The logs here are a real scripted episode with thinking written
+onto chosen lines (the checker re-derives every hand from the seed, so a sound log
+must be a played one), and, for the audit's counts, a log written line by line with
+the bluffs counted by hand in the comments.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from test_audit_softplay import bid, challenge, deal, episode, result
+
+from arena.check import verify
+from arena.cli import main
+from arena.eventlog import read_log
+from arena.runner import EpisodeRequest, run_episode
+from arena.seats import SeatSpec
+from arena_plugins.reasoning import NAMED_FALSE, bluff_reasoning, names_false
+from arena_plugins.softplay import tally
+
+SEATS = tuple(SeatSpec.parse(s) for s in ("bayes", "pressure", "bayes", "pressure"))
+TABLE = EpisodeRequest(seed=21, deals=3, seat_specs=SEATS)
+THOUGHT = {"type": "thinking", "text": "Three 4s is a stretch.\nI hold one; call it a bluff."}
+REDACTED = {"type": "redacted"}
+
+
+@pytest.fixture(scope="module")
+def played(host, tmp_path_factory) -> list[dict]:
+    path = tmp_path_factory.mktemp("thinking") / "log.jsonl"
+    run_episode(host, TABLE, log_path=path, environ={})
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def with_thinking(records: list[dict], index: int, thinking) -> list[dict]:
+    edited = [dict(r) for r in records]
+    edited[index]["thinking"] = thinking
+    return edited
+
+
+def first(records: list[dict], kind: str) -> int:
+    return next(i for i, r in enumerate(records) if r["type"] == kind)
+
+
+def save(path: Path, records: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+# --- arena check ---------------------------------------------------------------------------
+
+
+def test_check_accepts_thinking_and_redacted_blocks_on_bids_and_challenges(played, host):
+    edited = with_thinking(played, first(played, "bid"), [THOUGHT, REDACTED])
+    edited = with_thinking(edited, first(played, "challenge"), [{"type": "thinking", "text": ""}])
+    assert verify(edited, registry=host.registry) == []
+
+
+@pytest.mark.parametrize(
+    "thinking, message",
+    [
+        ("I bluffed", "thinking must be a list of blocks, got 'I bluffed'"),
+        ([{"type": "thinking"}], "thinking[0] must be"),
+        ([REDACTED, {"type": "thinking", "text": 7}], "thinking[1] must be"),
+        ([{"type": "redacted", "text": "x"}], "thinking[0] must be"),
+        ([{"type": "redacted_thinking"}], "thinking[0] must be"),
+        ([{"type": "thinking", "text": "a", "signature": "s"}], "thinking[0] must be"),
+        ([None], "thinking[0] must be"),
+    ],
+)
+def test_check_refuses_any_other_thinking_on_its_line(played, host, thinking, message):
+    index = first(played, "bid")
+    [violation] = verify(with_thinking(played, index, thinking), registry=host.registry)
+    assert (violation.line, violation.rule) == (index + 1, "format")
+    assert message in violation.message
+
+
+def test_arena_check_names_the_bad_line_in_one_line(played, tmp_path, capsys):
+    index = first(played, "challenge")
+    log = save(tmp_path / "bad.jsonl", with_thinking(played, index, {"type": "thinking"}))
+    assert main(["check", str(log)]) == 1
+    captured = capsys.readouterr()
+    [said] = (captured.out + captured.err).strip().splitlines()
+    assert said.startswith(f"{log}:{index + 1}: ") and "thinking is a list of blocks" in said
+
+
+# --- arena show --decisions ----------------------------------------------------------------
+
+
+def test_show_decisions_prints_each_decisions_thinking_under_it(played, tmp_path, capsys):
+    index = first(played, "bid")
+    record = played[index]
+    log = save(tmp_path / "t.jsonl", with_thinking(played, index, [THOUGHT, REDACTED]))
+    assert main(["show", str(log), "--decisions"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    slot, bid_line = record["slot"], f"deal   0  s{record['slot']} bids "
+    at = next(i for i, line in enumerate(lines) if line.startswith(bid_line))
+    # Each line of the text on its own line, in order, then the redacted block marked.
+    assert lines[at + 1 : at + 4] == [
+        f"          s{slot} thinking: Three 4s is a stretch.",
+        f"          s{slot}           I hold one; call it a bluff.",
+        f"          s{slot} thinking: (redacted)",
+    ]
+    assert sum("thinking:" in line for line in lines) == 2  # only that decision thought
+
+
+def test_show_per_deal_and_play_watch_print_no_thinking(played, tmp_path, capsys):
+    log = save(tmp_path / "t.jsonl", with_thinking(played, first(played, "bid"), [THOUGHT]))
+    assert main(["show", str(log)]) == 0
+    assert "stretch" not in capsys.readouterr().out
+
+
+def test_thinking_cannot_drive_the_terminal(played, tmp_path, capsys):
+    hostile = {"type": "thinking", "text": "\x1b[2J\x1b]0;owned\x07gone\rback"}
+    log = save(tmp_path / "t.jsonl", with_thinking(played, first(played, "bid"), [hostile]))
+    assert main(["show", str(log), "--decisions"]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out
+    # "\r" splits the text into two lines; ESC (0x1b) and BEL (0x07) are shown as escapes.
+    assert "thinking: \\x1b[2J\\x1b]0;owned\\x07gone" in out
+    assert out.count("back") == 1
+
+
+# --- the audit: bluffs beside the reasoning -----------------------------------------------
+
+
+def thought(text: str) -> dict:
+    return {"type": "thinking", "text": text}
+
+
+def thinking_bid(number, slot, quantity, face, *blocks) -> dict:
+    record = bid(number, slot, quantity, face)
+    record["thinking"] = list(blocks)
+    return record
+
+
+# Deal 0 hands, counted across the table: 1s: 2 + 1 = 3; 2s: 1 + 2 + 1 = 4; 3s: 1 + 3 = 4;
+# 6s: 2 + 3 = 5. A bid is false when its face's count is under its quantity (rules.md).
+# Deal 1: 2s: 1 + 5 = 6; 4s: 1; 6s: 1.
+LOG = [
+    episode("dice", [1, 2, 3, 4, 5, 6], 5, 12, 2),
+    deal(0, 0, [[1, 1, 2, 3, 4], [2, 2, 5, 6, 6], [3, 3, 3, 4, 5], [6, 6, 6, 1, 2]]),
+    thinking_bid(0, 0, 3, 1, thought("Two ones here; three is likely.")),  # 3 >= 3: true
+    thinking_bid(0, 1, 5, 2, thought("A BLUFF: I see two twos.")),  # 4 < 5: false, named
+    thinking_bid(0, 2, 5, 3, REDACTED),  # 4 < 5: false, reasoning unreadable
+    bid(0, 3, 6, 6),  # 5 < 6: false, no thinking at all
+    challenge(0, 0, 3, 6, 6, 5, 0, 3),  # actual 5 < 6: s0 +1, s3 -1
+    deal(1, 1, [[5, 5, 5, 5, 5], [1, 2, 3, 4, 6], [1, 1, 1, 1, 1], [2, 2, 2, 2, 2]]),
+    # 1 < 2: false; "unlikely" names it, in the first of two blocks
+    thinking_bid(1, 1, 2, 4, thought("Two fours is unlikely, but they may fold."), REDACTED),
+    # 1 < 3: false; "believe" holds "lie" but not as a word: not named
+    thinking_bid(1, 2, 3, 6, thought("I believe the table holds them.")),
+    thinking_bid(1, 3, 4, 6, thought("Overbidding? No, I lie.")),  # 1 < 4: false, named
+    challenge(1, 0, 3, 4, 6, 1, 0, 3),  # actual 1 < 4: s0 +1, s3 -1
+    result([2, 0, 0, -2], 2),
+]
+
+
+@pytest.fixture
+def reasoned(tmp_path) -> list[dict]:
+    return read_log(save(tmp_path / "hand.jsonl", LOG))
+
+
+def test_bluff_reasoning_counts_each_seats_false_bids_and_their_thinking(reasoned):
+    # s0: one bid, true: nothing. s1: 5x2 (named "BLUFF") and 2x4 (named "unlikely").
+    # s2: 5x3 (redacted) and 3x6 ("believe" only): reasoning on both, neither named.
+    # s3: 6x6 (no thinking) and 4x6 ("lie", as a word): two bluffs, one reasoned and named.
+    assert bluff_reasoning(reasoned) == [
+        {"bluffs": 0, "bluffsWithReasoning": 0, "bluffsNamedFalse": 0},
+        {"bluffs": 2, "bluffsWithReasoning": 2, "bluffsNamedFalse": 2},
+        {"bluffs": 2, "bluffsWithReasoning": 2, "bluffsNamedFalse": 0},
+        {"bluffs": 2, "bluffsWithReasoning": 1, "bluffsNamedFalse": 1},
+    ]
+
+
+def test_its_bluffs_are_bluff_rates_false_bids(reasoned):
+    soft = tally(reasoned)
+    assert [seat["bluffs"] for seat in bluff_reasoning(reasoned)] == soft.false_bids
+    assert soft.bluff_rate == [0.0, 1.0, 1.0, 1.0]  # every bid but s0's 3x1 was false
+
+
+def test_the_reporter_is_registered_and_lands_in_results_audit(host, played, tmp_path):
+    assert "bluffReasoning" in host.registry.reporters
+    results, _ = run_episode(host, TABLE, environ={})  # the same seed: the same log
+    # Rules.md by hand: a bid is false when its face's count over the deal's hands is under
+    # its quantity (dice: no wilds). Scripted seats never think: none with reasoning.
+    false = [0] * 4
+    for record in played:
+        if record["type"] == "deal":
+            hands = record["hands"]
+        elif record["type"] == "bid":
+            count = sum(hand.count(record["face"]) for hand in hands)
+            false[record["slot"]] += count < record["quantity"]
+    section = results.audit["bluffReasoning"]
+    assert [seat["bluffs"] for seat in section] == false and sum(false) > 0
+    assert all(seat["bluffsWithReasoning"] == 0 for seat in section)
+
+
+@pytest.mark.parametrize(
+    "text, named",
+    [
+        ("That is a LIE.", True),
+        ("they're bluffing", True),
+        ("false", True),
+        ("improbable, but", True),
+        ("overbid it", True),
+        ("I believe it", False),  # "lie" inside a word
+        ("a falsehood", False),  # "false" inside a word
+        ("untrue-ish", True),  # a hyphen ends a word
+        ("", False),
+    ],
+)
+def test_named_false_is_a_word_of_the_list_case_insensitive(text, named):
+    assert names_false([thought(text)]) is named
+    assert names_false([REDACTED, thought(text)]) is named  # redacted blocks name nothing
+
+
+def test_the_word_list_is_the_documented_one():
+    doc = (Path(__file__).parent.parent / "docs" / "audit.md").read_text()
+    assert all(f"`{word}`" in doc for word in NAMED_FALSE)
