@@ -8,10 +8,17 @@ before it plays anything leaves none behind; resuming with other settings is
 refused. One league at a time: a second run on the same file is refused while
 the first holds its lock (``PATH.lock``, released by the kernel even on kill -9).
 The schema is documented in docs/league.md.
+
+A league file says so: its ``PRAGMA application_id`` is :data:`APPLICATION_ID`
+(a file stored before the mark, by its tables). Any other SQLite file, and a
+damaged one, is refused in one line before anything is written to it, by the
+writer and the readers alike. Readers open the file read-only, and immutable on
+a read-only mount, where SQLite could not make the ``-shm`` file it reads with.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -70,6 +77,12 @@ CREATE TABLE IF NOT EXISTS logs (
 );
 """
 LOG_CODEC = "zlib-jsonl"
+APPLICATION_ID = 0x4C494152
+"""``PRAGMA application_id`` of a league file: "LIAR" in ASCII."""
+LEAGUE_TABLES = frozenset({"league", "episodes", "seats", "points", "logs"})
+SQLITE_MAGIC = b"SQLite format 3\x00"
+SQLITE_HEADER = 100
+"""Bytes of an SQLite file's header (sqlite.org/fileformat.html)."""
 
 
 class StoreError(ValueError):
@@ -81,6 +94,8 @@ class LeagueStore:
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
+        if self.path.exists():  # refused before its lock file is made beside it
+            open_read_only(self.path, new=True).close()
         self._lock = _take_lock(self.path)
         try:
             self.db = sqlite3.connect(self.path)
@@ -92,6 +107,7 @@ class LeagueStore:
             self.db.executescript(SCHEMA)
             if not has_column(self.db, "seats", "price_source"):  # stored before it was kept
                 self.db.execute("ALTER TABLE seats ADD COLUMN price_source TEXT")
+            self.db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
         except sqlite3.DatabaseError as exc:
             self._release()
             raise StoreError(f"{path}: not a league database ({exc})") from None
@@ -207,18 +223,87 @@ def challenge_points(records: Iterable[Mapping[str, Any]]) -> dict[tuple[int, in
     return taken
 
 
-def open_read_only(path: str | Path) -> sqlite3.Connection:
-    """A league file for reading; a missing or foreign file is a :class:`StoreError`."""
+def league_files(path: str | Path) -> list[Path]:
+    """The league file and the SQLite files beside it that hold its data (the write-ahead
+    log, a rollback journal): what a command reading the league must not write over."""
+    return [Path(path), Path(f"{path}-wal"), Path(f"{path}-journal")]
+
+
+def open_read_only(path: str | Path, *, new: bool = False) -> sqlite3.Connection:
+    """A league file for reading; a missing, foreign or damaged file is a :class:`StoreError`.
+
+    Whose file it is is read from its header (:func:`_refuse_foreign`) before SQLite opens
+    it as a reader, since a reader makes ``-wal`` and ``-shm`` files beside it. ``new``: an
+    empty file, or an SQLite file with no tables, is accepted too (a league to be).
+    """
     path = Path(path)
     if not path.is_file():
         raise StoreError(f"{path}: no such league database")
+    _refuse_foreign(path, new)
     try:
-        db = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True)
-        db.execute("SELECT settings FROM league").fetchall()
-        db.execute("SELECT idx FROM logs LIMIT 1").fetchall()
+        db = sqlite3.connect(_read_only_uri(path), uri=True)
+    except sqlite3.Error as exc:
+        raise StoreError(f"{path}: cannot open the league database ({exc})") from None
+    try:
+        damage = [line for (line,) in db.execute("PRAGMA quick_check")]
     except sqlite3.DatabaseError as exc:
-        raise StoreError(f"{path}: not a league database ({exc})") from None
+        db.close()
+        raise StoreError(f"{path}: a damaged league database ({exc}); left as it was") from None
+    if damage != ["ok"]:  # the first problem, without its "*** in database main ***"
+        db.close()
+        first = damage[0].splitlines()[-1]
+        raise StoreError(f"{path}: a damaged league database ({first}); left as it was")
     return db
+
+
+def _refuse_foreign(path: Path, new: bool) -> None:
+    """Refuse a file that is not SQLite, or is another application's SQLite file.
+
+    The SQLite header says it (its first 16 bytes, the application ID at offset 68); an
+    unmarked file's tables are read without SQLite's companion files (``immutable``)."""
+    with open(path, "rb") as file:
+        header = file.read(SQLITE_HEADER)
+    if not header and new:
+        return
+    if len(header) < SQLITE_HEADER or not header.startswith(SQLITE_MAGIC):
+        raise StoreError(f"{path}: not a league database (not an SQLite file); left as it was")
+    mark = int.from_bytes(header[68:72], "big", signed=True)
+    if mark == APPLICATION_ID:
+        return
+    tables = None
+    if mark == 0:  # a league stored before the mark, a new one, or another application's
+        try:
+            with contextlib.closing(
+                sqlite3.connect(path.resolve().as_uri() + "?mode=ro&immutable=1", uri=True)
+            ) as db:
+                query = "SELECT name FROM sqlite_master WHERE type = 'table'"
+                tables = {name for (name,) in db.execute(query)}
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{path}: not a league database ({exc}); left as it was") from None
+    if tables is not None and (tables >= LEAGUE_TABLES or (new and not tables)):
+        return
+    raise StoreError(
+        f"{path}: not a league database (an SQLite file of another application); left as it was"
+    )
+
+
+def _read_only_uri(path: Path) -> str:
+    """``mode=ro``; and ``immutable=1`` where the folder cannot be written (a read-only
+    mount) and no write-ahead log holds changes the file lacks: SQLite would need to make
+    a ``-shm`` file there, and an immutable file needs none (nor locks)."""
+    uri = path.resolve().as_uri() + "?mode=ro"
+    if os.access(path.parent, os.W_OK):
+        return uri
+    wal, shm = Path(f"{path}-wal"), Path(f"{path}-shm")
+    if not (wal.is_file() and wal.stat().st_size):
+        return uri + "&immutable=1"
+    if not shm.exists():  # the one case SQLite cannot read: say why, not "unable to open"
+        raise StoreError(
+            f"{path}: {wal.name} holds episodes not yet in the file, which SQLite reads only"
+            f" with {shm.name}, and the folder is read-only; copy the folder somewhere"
+            " writable to read it"
+        )
+    return uri
 
 
 def has_column(db: sqlite3.Connection, table: str, column: str) -> bool:
@@ -257,7 +342,10 @@ def episode_log_text(db: sqlite3.Connection, index: int) -> str:
         raise StoreError(f"no stored log for episode {index}")
     if row[0] != LOG_CODEC:
         raise StoreError(f"episode {index}: unknown log codec {row[0]!r}")
-    return zlib.decompress(row[1]).decode()
+    try:
+        return zlib.decompress(row[1]).decode()
+    except (zlib.error, UnicodeDecodeError, TypeError) as exc:
+        raise StoreError(f"episode {index}: a damaged stored log ({exc})") from None
 
 
 def _settings_text(settings: dict) -> str:
