@@ -24,8 +24,6 @@ from __future__ import annotations
 
 import functools
 import json
-import os
-import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -36,6 +34,7 @@ from arena.eventlog import LogError, LogRecords, log_lines, parse_line
 from arena.events import Audit, EpisodeSettled, to_line
 from arena.league.store import league_results
 from arena.logs import get_logger
+from arena.outputs import Outputs
 from arena.plugins import Reporter
 
 FLAGS_SECTION = "flags"
@@ -216,8 +215,9 @@ def audit_json(sections: dict[str, Any]) -> str:
 def rewrite_audit_tail(path: str | Path, events: list[Audit]) -> None:
     """Make the saved log's audit lines exactly ``events``, after ``result``: never duplicated.
 
-    The play lines are kept byte for byte; the file is replaced atomically, so a
-    failure leaves the old log whole.
+    The play lines are kept byte for byte; the file is replaced atomically
+    (:mod:`arena.outputs`), so a failure leaves the old log whole. A symlinked log's
+    target is replaced; another hard link to it keeps the old lines.
     """
     path = Path(path)
     kept = [
@@ -228,16 +228,5 @@ def rewrite_audit_tail(path: str | Path, events: list[Audit]) -> None:
     if not kept or json.loads(kept[-1])["type"] != EpisodeSettled.TYPE:
         raise LogError(f"{path}: the episode has no result line; not appending audit events")
     text = "".join(line + "\n" for line in [*kept, *(to_line(event) for event in events)])
-    temp = None
-    try:
-        with tempfile.NamedTemporaryFile(
-            "w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.", delete=False
-        ) as out:
-            temp = out.name
-            out.write(text)
-        os.chmod(temp, path.stat().st_mode)
-        os.replace(temp, path)
-    except OSError as exc:
-        if temp is not None:
-            Path(temp).unlink(missing_ok=True)
-        raise LogError(f"{path}: cannot rewrite the audit lines ({exc.strerror or exc})") from None
+    with Outputs() as outputs:  # the log is rewritten on purpose: it is the one output
+        outputs.write(path, text)

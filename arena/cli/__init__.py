@@ -27,6 +27,7 @@ from arena.cli.options import USAGE_ERROR, Parser, resolve_seats
 from arena.eventlog import LogError, LogExists, LogWriteError
 from arena.league.config import LeagueError
 from arena.league.store import StoreError
+from arena.outputs import OutputFailed, OutputRefused
 from arena.plugins import DuplicateName, PluginHost, UnknownName, load
 from arena.runner import EpisodeInterrupted, SetupError, Terminated
 from arena.sandbox.policy import CHOICES, PolicyError, SandboxPolicy
@@ -55,6 +56,7 @@ USER_ERRORS = (
     StoreError,
     PolicyError,
     LeagueError,
+    OutputRefused,
 )
 RUN_FAILED = 1
 INTERRUPTED = 130
@@ -129,7 +131,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except USER_ERRORS as exc:
         print(f"arena: error: {exc}", file=sys.stderr)
         return USAGE_ERROR
-    except LogWriteError as exc:  # a full disk is not a usage error, but it is one line
+    except (LogWriteError, OutputFailed) as exc:  # a full disk: not a usage error, one line
         print(f"arena: error: {exc.strerror}", file=sys.stderr)
         return RUN_FAILED
     except EpisodeInterrupted as exc:

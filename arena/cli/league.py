@@ -26,10 +26,11 @@ from arena.league.config import (
     read_league_file,
 )
 from arena.league.executors import EXECUTORS
-from arena.league.report import export_csv, export_logs, league_report, report_tables
+from arena.league.report import csv_files, episode_logs, league_report, report_tables
 from arena.league.run import Progress as LeagueProgress
 from arena.league.run import run_league
-from arena.league.store import LeagueStore
+from arena.league.store import LeagueStore, league_files
+from arena.outputs import Outputs
 from arena.plugins import PluginHost
 
 DEFAULT_DB = "league.sqlite"
@@ -214,18 +215,26 @@ def show_league(args: argparse.Namespace, host: PluginHost) -> int:
 
 
 def export_league(args: argparse.Namespace, host: PluginHost) -> int:
+    """Every file asked for is put in place together once all are written, never over the
+    league file (:mod:`arena.outputs`)."""
     if not (args.csv or args.json or args.logs):
         args.parser.error("give --csv DIR, --json FILE and/or --logs DIR")
-    report = league_report(args.db, list(host.registry.reporters.values()))
-    if args.csv:
-        export_csv(report, args.csv)
-    if args.logs:
-        export_logs(args.db, args.logs)
+    with Outputs(inputs=league_files(args.db)) as outputs:
+        for path in {args.csv, args.logs, args.json} - {None, "-"}:
+            outputs.check(path)
+        report = league_report(args.db, list(host.registry.reporters.values()))
+        if args.csv:
+            folder = outputs.folder(args.csv)
+            for name, text in csv_files(report).items():
+                outputs.write(folder / name, text)
+        if args.logs:
+            folder = outputs.folder(args.logs)
+            for name, text in episode_logs(args.db):
+                outputs.write(folder / name, text)
+        if args.json and args.json != "-":
+            outputs.write(args.json, json.dumps(report, indent=2))
     if args.json == "-":
         print(json.dumps(report, indent=2))
-    elif args.json:
-        with open(args.json, "w", encoding="utf-8") as file:
-            json.dump(report, file, indent=2)
     return 0
 
 

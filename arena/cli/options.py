@@ -12,10 +12,8 @@ import json
 import math
 import sys
 from collections.abc import Callable
-from pathlib import Path
 
 from arena.check import distinct_episodes, load_checked
-from arena.eventlog import LogError
 from arena.fast import ENGINES
 from arena.plugins import PluginHost, Registry
 from arena.rules import DEFAULT_MAX_BIDS, MAX_SEATS, MIN_SEATS
@@ -184,14 +182,6 @@ def load_distinct_logs(
     for warning in duplicates:
         print(f"arena: warning: {warning}", file=sys.stderr)
     return logs
-
-
-def write_page(path: Path, text: str) -> None:
-    """Write a generated page; an unwritable path is one error line."""
-    try:
-        path.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise LogError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 def log_check_mark(args: argparse.Namespace) -> str | None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from arena.cli.options import add_log_check_options, load_log, log_check_mark, write_page
+from arena.cli.options import add_log_check_options, load_log, log_check_mark
+from arena.outputs import Outputs
 from arena.plugins import PluginHost
 from arena.web.replay import replay_html
 
@@ -16,16 +17,20 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     replay.add_argument("log", metavar="LOG", help="event log written by `arena play --log`")
     replay.add_argument(
-        "-o", "--output", metavar="FILE.html", help="where to write the page (default: LOG.html)"
+        "-o",
+        "--output",
+        metavar="FILE.html",
+        help="where to write the page, never over LOG (default: LOG.html)",
     )
     add_log_check_options(replay)
     replay.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace, host: PluginHost) -> int:
-    records = load_log(args, host, args.log)
     output = Path(args.output) if args.output else Path(args.log).with_suffix(".html")
-    page = replay_html(records, host=host, caution=log_check_mark(args))
-    write_page(output, page)
+    with Outputs(inputs=[args.log]) as outputs:
+        outputs.check(output)
+        records = load_log(args, host, args.log)
+        outputs.write(output, replay_html(records, host=host, caution=log_check_mark(args)))
     print(output)
     return 0

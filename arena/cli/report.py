@@ -2,7 +2,8 @@
 
 Beside the report, every episode whose log is at hand gets its replay page
 (``FILE_replays/episode-N.html``), linked from the report by a relative address,
-so the folder can be moved or archived whole.
+so the folder can be moved or archived whole. The report and its pages are put
+in place together, never over a source (:mod:`arena.outputs`).
 """
 
 from __future__ import annotations
@@ -10,14 +11,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from arena.cli.options import (
-    add_log_check_options,
-    load_distinct_logs,
-    log_check_mark,
-    write_page,
-)
-from arena.eventlog import LogError
+from arena.cli.options import add_log_check_options, load_distinct_logs, log_check_mark
 from arena.league.report import league_report
+from arena.league.store import SQLITE_MAGIC, league_files
+from arena.outputs import Outputs
 from arena.plugins import PluginHost
 from arena.runner import SetupError
 from arena.web.replay import replay_html
@@ -28,8 +25,6 @@ from arena.web.report_data import (
     log_episodes,
     logs_report,
 )
-
-SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -46,7 +41,8 @@ def register(commands: argparse._SubParsersAction) -> None:
         "-o",
         "--output",
         metavar="FILE.html",
-        help="where to write the report (default: SOURCE.html for one source, else report.html)",
+        help="where to write the report, never over a SOURCE (default: SOURCE.html for one "
+        "source, else report.html); its replay pages go to FILE_replays/",
     )
     add_log_check_options(report)
     report.set_defaults(run=run)
@@ -64,18 +60,22 @@ def run(args: argparse.Namespace, host: PluginHost) -> int:
         or (Path(sources[0]).with_suffix(".html") if len(sources) == 1 else "report.html")
     )
     reporters = list(host.registry.reporters.values())
-    if len(sources) == 1 and _is_league(sources[0]):
-        document = league_report(sources[0], reporters)
-        episodes = league_episodes(sources[0])
-        caution = None
-    else:
-        logs = load_distinct_logs(args, host, sources)
-        episodes = log_episodes(logs)
-        document = logs_report(episodes, reporters, sources)
-        caution = log_check_mark(args)
-    digests = [_with_replay(episode, output, host, caution) for episode in episodes]
-    page = report_html(document, digests, source=", ".join(sources), caution=caution)
-    write_page(output, page)
+    league = len(sources) == 1 and _is_league(sources[0])
+    with Outputs(inputs=league_files(sources[0]) if league else sources) as outputs:
+        outputs.check(output)
+        folder = outputs.folder(output.with_name(f"{output.stem}_replays"))
+        if league:
+            document = league_report(sources[0], reporters)
+            episodes = league_episodes(sources[0])
+            caution = None
+        else:
+            logs = load_distinct_logs(args, host, sources)
+            episodes = log_episodes(logs)
+            document = logs_report(episodes, reporters, sources)
+            caution = log_check_mark(args)
+        digests = [_with_replay(episode, folder, outputs, host, caution) for episode in episodes]
+        page = report_html(document, digests, source=", ".join(sources), caution=caution)
+        outputs.write(output, page)
     print(output)
     return 0
 
@@ -89,14 +89,11 @@ def _is_league(path: str) -> bool:
         return False
 
 
-def _with_replay(episode: Episode, output: Path, host: PluginHost, caution: str | None) -> dict:
+def _with_replay(
+    episode: Episode, folder: Path, outputs: Outputs, host: PluginHost, caution: str | None
+) -> dict:
     """The episode's digest, its replay page written beside the report (marked as the
     report is) and linked."""
-    folder = output.with_name(f"{output.stem}_replays")
     name = f"episode-{episode.index}.html"
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise LogError(f"cannot make {folder}: {exc.strerror or exc}") from None
-    write_page(folder / name, replay_html(episode.records, host=host, caution=caution))
+    outputs.write(folder / name, replay_html(episode.records, host=host, caution=caution))
     return episode_digest(episode) | {"replay": f"{folder.name}/{name}"}
