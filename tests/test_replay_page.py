@@ -348,3 +348,39 @@ def test_a_500_deal_log_opens_in_under_2_seconds(page, tmp_path, host):
     tab.keyboard.press("End")
     assert tab.text_content("#position").startswith("deal 499 of 0–499 ")
     watch.assert_clean()
+
+
+def test_thinking_shows_in_the_spectator_view_only(page, tmp_path, host):
+    # A seat's thinking is written onto its first bid (a valid thinking key leaves the log
+    # sound, so the page is built from a checked log). The spectator sees each block under
+    # the bid, as text; no seat view shows it, the thinking seat's own included.
+    tab, watch = page
+    log, html = replayed(host, tmp_path, "thinking", EpisodeRequest(seed=3, deals=2))
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    bid = next(r for r in lines if r["type"] == "bid")
+    secret = "I hold one 4 <img src=x onerror='window.pwned=1'>\nso this is a bluff"
+    bid["thinking"] = [{"type": "thinking", "text": secret}, {"type": "redacted"}]
+    log.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    assert main(["replay", str(log), "-o", str(html)]) == 0
+    at = f"#deal={bid['deal']}&decision=0"
+    open_page(tab, html, at)
+    thinking = tab.locator("#decisions tbody tr.thinking")
+    assert thinking.count() == 1
+    assert thinking.get_attribute("data-slot") == str(bid["slot"])
+    assert tab.locator("#decisions tbody tr.thinking .thought").all_text_contents() == [
+        secret,
+        "(redacted thinking)",
+    ]
+    # It sits right under the decision it led to.
+    assert (
+        tab.evaluate("document.querySelector('tr.thinking').previousElementSibling.dataset.index")
+        == "0"
+    )
+    assert tab.evaluate("window.pwned") is None
+    for seat in range(4):
+        tab.goto("about:blank")
+        open_page(tab, html, f"{at}&seat={seat}")
+        assert tab.locator("#decisions tbody tr.decision").count() == 1
+        assert tab.locator("tr.thinking, .thought").count() == 0
+        assert "a bluff" not in tab.inner_text("body")
+    watch.assert_clean()

@@ -7,6 +7,12 @@ log names, a bid's truth is :func:`arena.rules.resolve`'s count, and the
 soft-play figures are :func:`arena.audit.run_audit` over the log. The page's
 script only lays the data out and navigates; it computes nothing a reader
 must trust. Scripts, styles and data are inlined, so the file works offline.
+
+The page is a spectator's: it embeds the whole log, as the log file itself holds
+it (every hand, notes, raw talk, each decision's private thinking). Its seat view
+("as s2 saw it") lays out only what that seat knew, and never a seat's thinking,
+but it is a way of reading the file, not a boundary: a page to hand to a seat is
+the table server's, which gives each browser only its own seat's secrets.
 """
 
 from __future__ import annotations
@@ -27,6 +33,8 @@ SOFT_PLAY_FIGURES = ("faced", "challenged", "net", "expLoss")
 """The per-pair matrices of the softplay reporters the page shows (docs/audit.md)."""
 
 SEAT_FIGURES = ("bluffRate",)
+REASONING_FIGURES = ("bluffs", "bluffsWithReasoning", "bluffsNamedFalse")
+"""The ``bluffReasoning`` reporter's counts, each shown as a row of the seats' figures."""
 
 
 # Records that belong to the decision that follows them (rule 11 and token accounting).
@@ -113,7 +121,9 @@ def _decision(record: dict, pending: list[dict]) -> dict[str, Any]:
     decision = {k: v for k, v in record.items() if k != "deal"}
     mine = [r for r in pending if r["slot"] == record["slot"]]
     decision["rejected"] = [
-        {"reason": r["reason"], "reply": r["reply"]} for r in mine if r["type"] == "rejected"
+        {"reason": r["reason"], "reply": r["reply"], "thinking": r.get("thinking")}
+        for r in mine
+        if r["type"] == "rejected"
     ]
     decision["faults"] = [r["reason"] for r in mine if r["type"] == "fault"]
     decision["usage"] = [
@@ -145,8 +155,12 @@ def _mark_facers(deal: dict) -> None:
 def _audit(records: list[dict], host: PluginHost) -> dict[str, Any]:
     """The soft-play figures the arena's own reporters compute from this log."""
     sections = run_audit(host.registry.reporters.values(), records)
+    seats = {name: sections[name] for name in SEAT_FIGURES if name in sections}
+    reasoning = sections.get("bluffReasoning")
+    if isinstance(reasoning, list):
+        seats |= {name: [seat[name] for seat in reasoning] for name in REASONING_FIGURES}
     return {
         "pairs": {name: sections[name] for name in SOFT_PLAY_FIGURES if name in sections},
-        "seats": {name: sections[name] for name in SEAT_FIGURES if name in sections},
+        "seats": seats,
         "failed": failures(sections),
     }

@@ -163,6 +163,26 @@
       const faced = index > 0 ? shown[index - 1].slot : null;
       row.append(talkCell(decision), notesCell(decision), marksCell(decision, faced));
       body.append(row);
+      if (spectator()) body.append(...thinkingRows(decision, row.cells.length));
+    });
+  }
+
+  function thinkingRows(decision, width) {
+    // A seat's private reasoning, under the decision it led to: the spectator's alone. A seat
+    // view never shows it, not even the seat's own (docs/claude-seat.md, "Who sees thinking").
+    const attempts = [
+      ...decision.rejected.map((rejection, n) => ["rejected reply " + (n + 1), rejection.thinking]),
+      ["thinking", decision.thinking],
+    ];
+    return attempts.filter(([, blocks]) => blocks && blocks.length).map(([label, blocks]) => {
+      const cell = el("td", { colspan: String(width) },
+        el("span", { class: "mark reasoning", text: seatName(decision.slot) + " " + label }));
+      for (const block of blocks) {
+        cell.append(block.type === "redacted"
+          ? el("div", { class: "thought redacted muted", text: "(redacted thinking)" })
+          : el("div", { class: "thought", text: block.text }));
+      }
+      return el("tr", { class: "thinking", "data-slot": String(decision.slot) }, cell);
     });
   }
 
