@@ -351,18 +351,30 @@ def test_a_500_deal_log_opens_in_under_2_seconds(page, tmp_path, host):
 
 
 def test_thinking_shows_in_the_spectator_view_only(page, tmp_path, host):
-    # A seat's thinking is written onto its first bid (a valid thinking key leaves the log
-    # sound, so the page is built from a checked log). The spectator sees each block under
-    # the bid, as text; no seat view shows it, the thinking seat's own included.
+    # A seat's thinking is written onto the first false bid (a valid thinking key leaves the
+    # log sound, so the page is built from a checked log). The spectator sees each block
+    # under the bid, as text; no seat view shows it, the thinking seat's own included.
     tab, watch = page
-    log, html = replayed(host, tmp_path, "thinking", EpisodeRequest(seed=3, deals=2))
+    request = EpisodeRequest(seed=3, deals=4, seat_specs=(SeatSpec.parse("pressure"),) * 4)
+    log, html = replayed(host, tmp_path, "thinking", request)
     lines = [json.loads(line) for line in log.read_text().splitlines()]
-    bid = next(r for r in lines if r["type"] == "bid")
+    decisions: dict[int, int] = {}  # decisions so far in each deal
+    for record in lines:
+        if record["type"] == "deal":
+            hands = record["hands"]
+        elif record["type"] in ("bid", "challenge"):
+            index = decisions[record["deal"]] = decisions.get(record["deal"], -1) + 1
+            # rules.md: false when the face's count over the deal's hands is under the quantity
+            if record["type"] == "bid" and (
+                sum(hand.count(record["face"]) for hand in hands) < record["quantity"]
+            ):
+                bid = record
+                break
     secret = "I hold one 4 <img src=x onerror='window.pwned=1'>\nso this is a bluff"
     bid["thinking"] = [{"type": "thinking", "text": secret}, {"type": "redacted"}]
     log.write_text("".join(json.dumps(r) + "\n" for r in lines))
     assert main(["replay", str(log), "-o", str(html)]) == 0
-    at = f"#deal={bid['deal']}&decision=0"
+    at = f"#deal={bid['deal']}&decision={index}"
     open_page(tab, html, at)
     thinking = tab.locator("#decisions tbody tr.thinking")
     assert thinking.count() == 1
@@ -372,15 +384,19 @@ def test_thinking_shows_in_the_spectator_view_only(page, tmp_path, host):
         "(redacted thinking)",
     ]
     # It sits right under the decision it led to.
-    assert (
-        tab.evaluate("document.querySelector('tr.thinking').previousElementSibling.dataset.index")
-        == "0"
-    )
+    assert tab.evaluate(
+        "document.querySelector('tr.thinking').previousElementSibling.dataset.index"
+    ) == str(index)
     assert tab.evaluate("window.pwned") is None
+    # The audit panel's bluffReasoning rows: one false bid carries thinking, which names it
+    # false ("bluff"): 1 for its bidder, 0 for every other seat.
+    for figure in ("bluffsWithReasoning", "bluffsNamedFalse"):
+        cells = tab.locator(f'table.figure[data-figure="{figure}"] td').all_text_contents()
+        assert cells == [str(int(slot == bid["slot"])) for slot in range(4)]
     for seat in range(4):
         tab.goto("about:blank")
         open_page(tab, html, f"{at}&seat={seat}")
-        assert tab.locator("#decisions tbody tr.decision").count() == 1
+        assert tab.locator("#decisions tbody tr.decision").count() == index + 1
         assert tab.locator("tr.thinking, .thought").count() == 0
         assert "a bluff" not in tab.inner_text("body")
     watch.assert_clean()
