@@ -483,6 +483,21 @@ def test_a_file_that_is_not_a_league_is_refused_untouched(damage, reader, made, 
     assert not Path(f"{db}.lock").exists()
 
 
+LEAGUE_READERS = {name: args for name, args in READERS.items() if name != "report"}
+"""The commands that take only a league (`arena report` reads a folder as a log, refused
+as one)."""
+
+
+@pytest.mark.parametrize("reader", LEAGUE_READERS.values(), ids=LEAGUE_READERS.keys())
+def test_a_folder_given_as_the_league_is_one_line(reader, tmp_path, capsys):
+    db = tmp_path / "db.sqlite"
+    db.mkdir()
+    code, out, err = arena(capsys, *(arg.format(db=db, dir=tmp_path) for arg in reader))
+    assert code == 2 and out == ""
+    assert_one_line(err, f"{db}: a folder, not a league database")
+    assert list(db.iterdir()) == [] and sorted(tmp_path.iterdir()) == [db]
+
+
 def test_a_league_stored_before_the_mark_is_read_and_resumed(league, tmp_path, capsys):
     with contextlib.closing(sqlite3.connect(league)) as db:
         db.execute("PRAGMA application_id = 0")

@@ -237,6 +237,8 @@ def open_read_only(path: str | Path, *, new: bool = False) -> sqlite3.Connection
     empty file, or an SQLite file with no tables, is accepted too (a league to be).
     """
     path = Path(path)
+    if path.is_dir():
+        raise StoreError(f"{path}: a folder, not a league database")
     if not path.is_file():
         raise StoreError(f"{path}: no such league database")
     _refuse_foreign(path, new)
@@ -261,8 +263,11 @@ def _refuse_foreign(path: Path, new: bool) -> None:
 
     The SQLite header says it (its first 16 bytes, the application ID at offset 68); an
     unmarked file's tables are read without SQLite's companion files (``immutable``)."""
-    with open(path, "rb") as file:
-        header = file.read(SQLITE_HEADER)
+    try:
+        with open(path, "rb") as file:
+            header = file.read(SQLITE_HEADER)
+    except OSError as exc:
+        raise StoreError(f"{path}: cannot read the league database ({exc.strerror})") from None
     if not header and new:
         return
     if len(header) < SQLITE_HEADER or not header.startswith(SQLITE_MAGIC):
