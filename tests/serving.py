@@ -25,6 +25,8 @@ class Served:
     url: str
     log_dir: Path
     process: subprocess.Popen
+    stderr: str = ""
+    """What the server wrote on stderr, once it has stopped."""
 
     def get(self, path: str) -> tuple[int, bytes]:
         try:
@@ -33,35 +35,59 @@ class Served:
         except urllib.error.HTTPError as error:
             return error.code, error.read()
 
+    @property
+    def origin(self) -> str:
+        """What a browser names this server's own pages by, in ``Origin``."""
+        return self.url.rstrip("/")
+
     def post(self, path: str, body: dict) -> tuple[int, dict]:
-        request = urllib.request.Request(
-            self.url + path.lstrip("/"),
-            data=json.dumps(body).encode(),
-            headers={"Content-Type": "application/json"},
-        )
+        """A POST as the server's own page makes it: JSON, from its own origin."""
+        status, reply = self.send("POST", path, json.dumps(body).encode(), self.page_headers())
+        return status, json.loads(reply)
+
+    def page_headers(self) -> dict[str, str]:
+        return {"Content-Type": "application/json", "Origin": self.origin}
+
+    def send(
+        self, method: str, path: str, body: bytes | None = None, headers: dict | None = None
+    ) -> tuple[int, bytes]:
+        """Any request, headers exactly as given (``Host`` too): the status and the body."""
+        address = urllib.parse.urlsplit(self.url)
+        connection = http.client.HTTPConnection(address.hostname, address.port, timeout=10)
         try:
-            with urllib.request.urlopen(request, timeout=10) as reply:
-                return reply.status, json.loads(reply.read())
-        except urllib.error.HTTPError as error:
-            return error.code, json.loads(error.read())
+            connection.putrequest(method, path, skip_host="Host" in (headers or {}))
+            for name, value in (headers or {}).items():
+                connection.putheader(name, value)
+            if body is not None and "Content-Length" not in (headers or {}):
+                connection.putheader("Content-Length", str(len(body)))
+            connection.endheaders(body)
+            reply = connection.getresponse()
+            return reply.status, reply.read()
+        finally:
+            connection.close()
 
     def logged(self, timeout: float = 60.0) -> tuple[Path, list[dict]]:
         """The one table log in the log directory, once its result line is written."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             for path in self.log_dir.glob("*.jsonl"):
-                records = [json.loads(line) for line in path.read_text().splitlines()]
-                if any(r["type"] == "result" for r in records):
+                if any(r["type"] == "result" for r in read_lines(path)):
                     time.sleep(0.2)  # the audit flags trail the result
-                    return path, [json.loads(x) for x in path.read_text().splitlines()]
+                    return path, read_lines(path)
             time.sleep(0.05)
         raise AssertionError("no finished table log")
 
 
+def read_lines(path: Path) -> list[dict]:
+    """A JSON Lines file's records, split on newlines only (U+2028 may sit inside a string)."""
+    return [json.loads(line) for line in path.read_bytes().split(b"\n") if line]
+
+
 def serve(tmp: Path, *args: str):
-    """Start ``arena serve --port 0``; yields a :class:`Served`, then stops it with Ctrl-C."""
+    """Start ``arena serve --port 0`` logging to ``tmp/logs`` (kept across restarts); yields
+    a :class:`Served`, then stops it with Ctrl-C."""
     log_dir = tmp / "logs"
-    log_dir.mkdir()
+    log_dir.mkdir(exist_ok=True)
     process = subprocess.Popen(
         [sys.executable, "-m", "arena.cli", "serve", "--port", "0", "--log-dir", str(log_dir),
          *args],
@@ -77,11 +103,11 @@ def serve(tmp: Path, *args: str):
     finally:
         process.send_signal(signal.SIGINT)
         try:
-            _out, err = process.communicate(timeout=20)
+            _out, served.stderr = process.communicate(timeout=20)
         except subprocess.TimeoutExpired:
             process.kill()
             raise
-        assert "Traceback" not in err, err
+        assert "Traceback" not in served.stderr, served.stderr
 
 
 class EventReader:

@@ -14,8 +14,9 @@ import time
 
 import pytest
 from referee import replay
-from serving import EventReader, serve
+from serving import EventReader, read_lines, serve
 
+from arena.cli import main
 from arena.web.replay import replay_html
 
 
@@ -98,17 +99,12 @@ def test_two_people_at_one_table_each_see_only_their_own_hand(served):
         tab.close()
 
 
-def test_bad_requests_get_one_clear_error(served):
-    status, reply = served.post("/api/tables", {"seats": ["human", "nobody"]})
-    assert status == 400 and "nobody" in reply["error"]
-    status, reply = served.post("/api/tables", {"seats": ["human"]})
-    assert status == 400 and "seats must be 2 to 8" in reply["error"]
-    status, reply = served.post("/api/tables", {"seats": ["human", "bayes"], "deals": "many"})
-    assert status == 400 and "bad table request" in reply["error"]
+def test_an_unknown_token_is_a_404(served):
+    # Bad fields, bodies and origins: tests/test_serve_security.py.
     status, reply = served.post("/api/act/not-a-token", {"turn": 1, "command": "c"})
-    assert status == 404
-    status, _body = served.get("/api/log/not-a-token")
-    assert status == 404
+    assert status == 404 and reply["error"] == "this page has no seat at the table"
+    for path in ("/api/log/not-a-token", "/api/events/not-a-token", "/replay/not-a-token"):
+        assert served.get(path)[0] == 404, path
 
 
 def test_a_typo_from_the_page_is_answered_not_logged(served):
@@ -124,14 +120,10 @@ def test_a_typo_from_the_page_is_answered_not_logged(served):
     assert status == 400  # leaving is the tab's to do by closing, not a move
     tab.close()
     served.process.send_signal(2)  # Ctrl-C mid-episode: the table settles "quit", log complete
-    _path, records = served.logged()
+    path, records = served.logged()
     assert records[-1]["type"] in ("result", "audit")
     assert replay(records).status == "quit"
-
-
-def run_serve(*args: str) -> subprocess.CompletedProcess:
-    command = [sys.executable, "-m", "arena.cli", "serve", *args]
-    return subprocess.run(command, capture_output=True, text=True, timeout=30)
+    assert main(["check", str(path)]) == 0
 
 
 def test_a_port_in_use_or_a_missing_log_dir_is_one_error_line(tmp_path):
@@ -143,3 +135,109 @@ def test_a_port_in_use_or_a_missing_log_dir_is_one_error_line(tmp_path):
         busy = run_serve("--port", str(taken.getsockname()[1]))
     assert busy.returncode == 2 and busy.stderr.startswith("arena: error: cannot listen on")
     assert "Traceback" not in missing.stderr + busy.stderr
+
+
+def test_ctrl_c_settles_a_table_with_no_person_as_quit_with_a_complete_log(tmp_path, capsys):
+    stopping = serve(tmp_path, "--max-deals", "1000000")
+    served = next(stopping)
+    seats = ["bayes", "pressure", "bayes", "random"]
+    status, _table = served.post("/api/tables", {"seats": seats, "deals": 1000000})
+    assert status == 200
+    part = None
+    while part is None or part.stat().st_size < 10_000:  # well into the episode
+        part = next(served.log_dir.glob("*.jsonl.part"), None)
+        time.sleep(0.05)
+    served.process.send_signal(2)
+    served.process.wait(timeout=8)  # at the next decision, not after a thread's join times out
+    stopping.close()
+    [path] = served.log_dir.iterdir()  # renamed from .part: the episode settled
+    assert path.suffix == ".jsonl"
+    records = read_lines(path)
+    types = [r["type"] for r in records]
+    result = records[types.index("result")]
+    assert "interrupted" not in types and set(types[types.index("result") + 1 :]) <= {"audit"}
+    assert result["status"] == "quit" and 0 < result["dealsPlayed"] < 1000000
+    assert replay(records).status == "quit"
+    assert main(["check", str(path)]) == 0
+    assert ", quit, " in capsys.readouterr().out
+    assert served.stderr == "arena: server stopped\n"
+
+
+def test_a_restarted_server_never_reuses_a_log_name(tmp_path):
+    # The same seed twice, with a restart between: two logs, neither refused nor replaced.
+    logs, stderr, kept = tmp_path / "logs", [], {}
+    for run in (1, 2):
+        stopping = serve(tmp_path, "--seed", "5")
+        served = next(stopping)
+        status, _table = served.post("/api/tables", {"seats": ["bayes", "bayes"], "deals": 2})
+        assert status == 200
+        deadline = time.monotonic() + 30
+        while len(list(logs.glob("*.jsonl"))) < run:  # a log is named once its episode settled
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        stopping.close()
+        stderr.append(served.stderr)
+        assert all(path.read_bytes() == data for path, data in kept.items())  # left as it was
+        kept = {path: path.read_bytes() for path in logs.iterdir()}
+    assert sorted(path.name for path in kept) == ["table-1-seed5.jsonl", "table-2-seed5.jsonl"]
+    a, b = (read_lines(path) for path in sorted(kept))
+    assert a == b  # the same seed and seats: the same episode, kept twice
+    assert stderr == ["arena: server stopped\n"] * 2  # no error, no raw log line
+
+
+def run_serve(*args: str) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "arena.cli", "serve", *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=30)
+
+
+def test_a_bad_command_line_is_one_error_line_before_anything_is_served(tmp_path):
+    # Each must fail at launch (exit 2, one line), not when a page presses Start.
+    cases = {
+        ("--seat", "nosuch"): "arena: error: unknown seat 'nosuch'",
+        ("--seat", "human", "--seat", "bayes", "--seats", "2", "--seat", "pressure"): (
+            "arena: error: 3 seats given for a 2-seat table"
+        ),
+        ("--deals", "1001"): "arena: error: --deals 1001 is over --max-deals 1000",
+        ("--max-deals", "0"): "arena: error: argument --max-deals",
+        ("--host", "0.0.0.0"): "arena: error: --host 0.0.0.0 is not a loopback address",
+        ("--host", "example.com"): "arena: error: --host example.com is not a loopback address",
+    }
+    for args, expected in cases.items():
+        done = run_serve("--port", "0", *args)
+        assert (done.returncode, done.stdout) == (2, ""), (args, done.stderr)
+        assert done.stderr.startswith(expected) and done.stderr.count("\n") == 1, done.stderr
+
+
+def test_a_read_only_log_dir_is_refused_at_launch(tmp_path):
+    # A read-only mount (bubblewrap's --ro-bind), which even root cannot write to.
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    command = ["bwrap", "--dev-bind", "/", "/", "--ro-bind", str(logs), str(logs)]
+    command += [sys.executable, "-m", "arena.cli", "serve", "--port", "0", "--log-dir", str(logs)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=30)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr == f"arena: error: --log-dir {logs} is not writable: Read-only file system\n"
+
+
+@pytest.mark.parametrize("served", [("--talk",)], indirect=True)
+def test_the_log_download_is_the_bytes_written_whatever_was_said(served):
+    said = "line\u2028sep\u2029para\u0085nel \x1b[31m</script><!-- 🎲 \u202eright-to-left"
+    status, table = served.post(
+        "/api/tables", {"seats": ["human", "bayes"], "deals": 1, "talk": True}
+    )
+    token = token_of(table["people"]["0"])
+    tab = EventReader(served, token)
+    after = 0
+    while True:
+        after, message = tab.wait_for("turn", after)
+        if message["kind"] == "end":
+            break
+        move = {"turn": message["turn"], "command": choose(message["screen"]), "say": said}
+        assert served.post(f"/api/act/{token}", move)[0] == 200
+        after += 1
+    path, records = served.logged()
+    status, body = served.get(f"/api/log/{token}")
+    assert status == 200 and body == path.read_bytes()
+    assert [r["say"] for r in records if r.get("slot") == 0 and "say" in r and r["say"]] != []
+    assert all(r["say"] == said for r in records if r.get("slot") == 0 and r.get("say"))
+    tab.close()

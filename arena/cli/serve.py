@@ -1,10 +1,16 @@
-"""``arena serve``: play at a table in the browser, served from this machine only."""
+"""``arena serve``: play at a table in the browser, served from this machine only.
+
+Everything the command line decides is checked before the address is printed:
+the seats, the log folder (it must take a file), the bound on deals and a
+loopback address; a page can then only start what these allow.
+"""
 
 from __future__ import annotations
 
 import argparse
 import socket
 import sys
+import tempfile
 from pathlib import Path
 
 from arena.cli.options import add_seating_options, add_table_options, bounded, table_request
@@ -12,6 +18,7 @@ from arena.plugins import PluginHost
 from arena.runner import SetupError
 
 LOOPBACK = "127.0.0.1"
+DEFAULT_MAX_DEALS = 1000
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -22,7 +29,11 @@ def register(commands: argparse._SubParsersAction) -> None:
         "seat by slot, as in arena play (human = you); the page can change them "
         "(default: human, then $PLAYER_SCRIPTED)",
     )
-    serve.add_argument("--host", default=LOOPBACK, help=f"address to bind (default {LOOPBACK})")
+    serve.add_argument(
+        "--host",
+        default=LOOPBACK,
+        help=f"loopback address to bind: 127.0.0.1, ::1 or localhost (default {LOOPBACK})",
+    )
     serve.add_argument(
         "--port",
         type=bounded(int, 0, 65535),
@@ -38,6 +49,12 @@ def register(commands: argparse._SubParsersAction) -> None:
         "for them (default 300)",
     )
     serve.add_argument(
+        "--max-deals",
+        type=bounded(int, 1),
+        default=DEFAULT_MAX_DEALS,
+        help=f"the most deals a page may ask of a table, >= 1 (default {DEFAULT_MAX_DEALS})",
+    )
+    serve.add_argument(
         "--log-dir",
         type=Path,
         help="write each table's event log here (default: kept in memory only)",
@@ -50,31 +67,61 @@ def run(args: argparse.Namespace, host: PluginHost) -> int:
         import uvicorn
 
         from arena.web.serve import TableServer, build_app
+        from arena.web.serve_guard import is_loopback
+        from arena.web.serve_table import checked_specs
     except ImportError:
         needs = "arena serve needs the web extra: pip install 'liars-arena[web]'"
         raise SetupError(needs) from None
-    if args.log_dir is not None and not args.log_dir.is_dir():
-        raise SetupError(f"--log-dir {args.log_dir} is not a directory")
+    if not is_loopback(args.host):
+        raise SetupError(f"--host {args.host} is not a loopback address; serve is for this machine")
+    if args.log_dir is not None:
+        _check_writable(args.log_dir)
+    if args.deals > args.max_deals:
+        raise SetupError(f"--deals {args.deals} is over --max-deals {args.max_deals}")
     defaults = table_request(args, seed=args.seed, seat_specs=tuple(args.seat_specs))
-    server = TableServer(host, defaults, args.turn_timeout, args.log_dir)
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((args.host, args.port))
-        sock.listen(128)  # connections queue from the moment the address is printed
-    except OSError as exc:
-        sock.close()
-        raise SetupError(f"cannot listen on {args.host}:{args.port}: {exc.strerror}") from None
+    checked_specs(host.registry, defaults)  # a bad --seat fails now, not at the page's Start
+    sock = _listen(args.host, args.port)
     port = sock.getsockname()[1]
-    print(f"arena: serving on http://{args.host}:{port}/ (Ctrl-C to stop)", flush=True)
+    server = TableServer(
+        host, defaults, args.turn_timeout, args.host, port, args.max_deals, args.log_dir
+    )
+    shown = f"[{args.host}]" if ":" in args.host else args.host
+    print(f"arena: serving on http://{shown}:{port}/ (Ctrl-C to stop)", flush=True)
     # Open event streams never end on their own: on Ctrl-C give them a moment, then stop.
     config = uvicorn.Config(
         build_app(server), log_level="warning", lifespan="off", timeout_graceful_shutdown=2
     )
     try:
         uvicorn.Server(config).run(sockets=[sock])
+    except KeyboardInterrupt:  # uvicorn re-raises the Ctrl-C it stopped on: the stop asked for
+        pass
     finally:
         server.leave()  # a table still in play settles "quit", its log complete
         sock.close()
     print("arena: server stopped", file=sys.stderr)
     return 0
+
+
+def _check_writable(log_dir: Path) -> None:
+    """A log folder that cannot take a file is refused at launch, not at a table's end."""
+    if not log_dir.is_dir():
+        raise SetupError(f"--log-dir {log_dir} is not a directory")
+    try:
+        with tempfile.TemporaryFile(dir=log_dir):
+            pass
+    except OSError as exc:
+        raise SetupError(f"--log-dir {log_dir} is not writable: {exc.strerror}") from None
+
+
+def _listen(address: str, port: int) -> socket.socket:
+    """The listening socket: connections queue from the moment the address is printed."""
+    family = socket.AF_INET6 if ":" in address else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((address, port))
+        sock.listen(128)
+    except OSError as exc:
+        sock.close()
+        raise SetupError(f"cannot listen on {address}:{port}: {exc.strerror}") from None
+    return sock

@@ -3,19 +3,25 @@
 A Starlette app over one :class:`~arena.web.serve_table.Table` at a time. The
 page is one self-contained HTML file (no network but this server); it reads its
 viewer's messages as server-sent events and posts moves as JSON. Everything a
-tab can reach is keyed by its viewer token, so a tab sees its own seat only.
+tab can reach is keyed by its viewer token, so a tab sees its own seat only, and
+is told no other token: the links to hand out go to whoever started the table.
+What a request must be to be acted on (this server's own page, a small JSON
+body, checked fields) is :mod:`arena.web.serve_guard`'s.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import attrs
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
@@ -24,6 +30,7 @@ from arena.plugins import DuplicateName, PluginHost, UnknownName
 from arena.runner import EpisodeRequest, SetupError, scripted_default
 from arena.seats import SeatSpec
 from arena.web.replay import replay_html
+from arena.web.serve_guard import Fields, Refused, json_body, last_event_id, own_hosts, own_origins
 from arena.web.serve_table import Table
 from arena_plugins.human import HUMAN
 
@@ -32,6 +39,9 @@ FINAL = ("end", "error")
 """The last message a viewer's stream carries."""
 POLL_SECONDS = 0.05
 """How often an open event stream looks for new messages."""
+TABLE_FIELDS = {"seats", "mode", "deals", "seed", "talk"}
+MOVE_FIELDS = {"turn", "command", "say"}
+LOG_NAME = re.compile(r"table-(\d+)-seed\d+\.jsonl(\.part)?")
 
 
 @attrs.define
@@ -41,24 +51,37 @@ class TableServer:
     host: PluginHost
     defaults: EpisodeRequest
     timeout: float
+    address: str
+    """The loopback address bound, as the page's own URL names it."""
+    port: int
+    max_deals: int
+    """The most deals a page may ask of one table (``serve --max-deals``)."""
     log_dir: Path | None = None
     table: Table | None = None
     """The latest table; only one is played at a time."""
     by_token: dict[str, Table] = attrs.Factory(dict)
     """Every table this server has opened, by each of its viewer tokens (logs stay downloadable)."""
-    opened: int = 0
+
+    @property
+    def offered(self) -> list[str]:
+        """The seats a page may choose: every installed one, as the setup page lists them."""
+        return sorted(self.host.registry.seats)
+
+    @property
+    def origins(self) -> frozenset[str]:
+        return own_origins(self.address, self.port)
 
     def setup(self) -> dict[str, Any]:
-        registry = self.host.registry
+        seats = self.host.registry.seats
         d = self.defaults
         given = [str(spec) for spec in d.seat_specs] or [HUMAN]  # you, unless flags say otherwise
         filler = str(scripted_default())
         return {
             "seats": [
-                {"name": name, "description": kind.description}
-                for name, kind in sorted(registry.seats.items())
+                {"name": name, "description": seats[name].description} for name in self.offered
             ],
-            "modes": sorted(registry.modes),
+            "modes": sorted(self.host.registry.modes),
+            "maxDeals": self.max_deals,
             "defaults": {
                 "seats": given + [filler] * (d.seats - len(given)),
                 "mode": d.mode,
@@ -70,32 +93,48 @@ class TableServer:
         }
 
     def open_table(self, body: dict[str, Any]) -> Table:
+        """The table ``body`` asks for, started; :class:`Refused` says why it cannot be."""
         if self.table is not None and self.table.playing:
-            raise SetupError("a table is still being played on this server")
+            raise Refused(409, "a table is still being played on this server")
+        fields = Fields(body, TABLE_FIELDS)
+        d = self.defaults
+        specs = tuple(self._offered(slot, text) for slot, text in enumerate(fields.texts("seats")))
+        request = attrs.evolve(
+            d,
+            seat_specs=specs,
+            seats=len(specs),
+            mode=fields.text("mode", d.mode),
+            deals=fields.integer("deals", d.deals, 1, self.max_deals, why=" (serve --max-deals)"),
+            seed=fields.integer("seed", d.seed, 0),
+            talk=fields.flag("talk", d.talk),
+        )
         try:
-            specs = tuple(SeatSpec.parse(str(text)) for text in body["seats"])
-            request = attrs.evolve(
-                self.defaults,
-                seat_specs=specs,
-                seats=len(specs),
-                mode=str(body.get("mode", self.defaults.mode)),
-                deals=int(body.get("deals", self.defaults.deals)),
-                seed=int(body.get("seed", self.defaults.seed)),
-                talk=bool(body.get("talk", self.defaults.talk)),
-            )
-        except (KeyError, TypeError, ValueError) as exc:
-            raise SetupError(f"bad table request: {exc}") from None
-        if request.seed < 0:
-            raise SetupError("seed must be >= 0")
-        self.opened += 1
-        log_path = None
-        if self.log_dir is not None:
-            log_path = self.log_dir / f"table-{self.opened}-seed{request.seed}.jsonl"
-        table = Table(self.host, request, self.timeout, log_path)
+            table = Table(self.host, request, self.timeout, self._log_path(request.seed))
+        except (SetupError, UnknownName, DuplicateName) as exc:
+            raise Refused(400, str(exc)) from None
         table.start()
         self.table = table
         self.by_token.update(dict.fromkeys(table.tokens, table))
         return table
+
+    def _offered(self, slot: int, text: str) -> SeatSpec:
+        try:
+            spec = SeatSpec.parse(text)
+        except ValueError as exc:
+            raise Refused(400, f"seat {slot}: {exc}") from None
+        if spec.name not in self.offered:
+            shown = text[:40]
+            raise Refused(400, f"seat {slot}: {shown!r} is not offered here: {self.offered}")
+        return spec
+
+    def _log_path(self, seed: int) -> Path | None:
+        """A new name in the log folder, numbered past every table log already there (a
+        restarted server's too), so no two tables' logs ever share one."""
+        if self.log_dir is None:
+            return None
+        numbers = (LOG_NAME.fullmatch(path.name) for path in self.log_dir.iterdir())
+        number = max((int(match[1]) for match in numbers if match), default=0) + 1
+        return self.log_dir / f"table-{number}-seed{seed}.jsonl"
 
     def leave(self) -> None:
         if self.table is not None and self.table.playing:
@@ -110,24 +149,17 @@ def build_app(server: TableServer) -> Starlette:
         return JSONResponse(server.setup())
 
     async def start(request: Request) -> Response:
-        try:
-            body = await request.json()
-            table = await asyncio.to_thread(server.open_table, body)
-        except json.JSONDecodeError:
-            return _error("the request is not JSON")
-        except (SetupError, UnknownName, DuplicateName) as exc:
-            return _error(str(exc))
-        people = {
-            str(slot): f"/table/{token}" for token, slot in table.tokens.items() if slot is not None
-        }
-        return JSONResponse({"people": people, "watch": f"/table/{table.watch_token}"})
+        body = await json_body(request, server.origins)
+        table = await asyncio.to_thread(server.open_table, body)
+        # The one answer that holds every link: the starter hands them out.
+        return JSONResponse({"people": table.people, "watch": table.link(table.watch_token)})
 
     async def events(request: Request) -> Response:
         table, token = _table(server, request)
         if table is None:
             return _error("no such table", 404)
         channel = table.channels[token]
-        first = int(request.headers.get("last-event-id", "-1")) + 1
+        first = last_event_id(request.headers.get("last-event-id"))
 
         async def stream() -> AsyncIterator[str]:
             index = first
@@ -148,15 +180,13 @@ def build_app(server: TableServer) -> Starlette:
         )
 
     async def act(request: Request) -> Response:
+        fields = Fields(await json_body(request, server.origins), MOVE_FIELDS)
         table, token = _table(server, request)
         seat = table.seat_for(token) if table is not None else None
         if seat is None:
             return _error("this page has no seat at the table", 404)
-        try:
-            body = await request.json()
-            problem = seat.answer(int(body["turn"]), str(body["command"]), body.get("say"))
-        except (json.JSONDecodeError, KeyError, TypeError, ValueError):
-            return _error("a move is {turn, command, say?}")
+        turn = fields.integer("turn", None, 0)
+        problem = seat.answer(turn, fields.text("command"), fields.text("say", optional=True))
         return _error(problem) if problem else JSONResponse({"ok": True})
 
     async def download_log(request: Request) -> Response:
@@ -165,7 +195,7 @@ def build_app(server: TableServer) -> Starlette:
             return _error("the log is ready when the episode ends", 404)
         name = f"arena-seed{table.request.seed}.jsonl"
         return Response(
-            table.log_text(),
+            table.records.data(),  # the bytes the log wrote, not a second serialisation
             media_type="application/x-ndjson",
             headers={"Content-Disposition": f'attachment; filename="{name}"'},
         )
@@ -175,6 +205,9 @@ def build_app(server: TableServer) -> Starlette:
         if table is None or table.records is None:
             return _error("the replay is ready when the episode ends", 404)
         return HTMLResponse(replay_html(table.records, host=server.host))
+
+    async def refused(_request: Request, exc: Refused) -> Response:
+        return _error(exc.reason, exc.status)
 
     return Starlette(
         routes=[
@@ -186,7 +219,10 @@ def build_app(server: TableServer) -> Starlette:
             Route("/api/act/{token}", act, methods=["POST"]),
             Route("/api/log/{token}", download_log),
             Route("/replay/{token}", replay),
-        ]
+        ],
+        # A Host that is not this server is a rebinding site's name for it: refused first.
+        middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=own_hosts(server.address))],
+        exception_handlers={Refused: refused},
     )
 
 

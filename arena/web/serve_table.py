@@ -17,17 +17,18 @@ from __future__ import annotations
 import queue
 import secrets
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import attrs
 
 from arena.actions import Action
-from arena.events import from_record, to_line
+from arena.eventlog import LogRecords
 from arena.logs import get_logger
-from arena.plugins import PluginHost
+from arena.plugins import PluginHost, Registry
 from arena.runner import EpisodeRequest, build_config, run_episode, table_specs
-from arena.seats import SeatContext, SeatQuit, SeatUnavailable
+from arena.seats import Seat, SeatContext, SeatQuit, SeatSpec, SeatUnavailable
 from arena.view import SeatView
 from arena_plugins.human import HUMAN
 from arena_plugins.human.feed import PublicFeed
@@ -35,6 +36,7 @@ from arena_plugins.human.screen import Advisor, build_screen
 from arena_plugins.human.terminal import parse_command
 
 log = get_logger(__name__)
+CLOSING = "the table server is shutting down"
 
 
 class Channel:
@@ -78,7 +80,7 @@ class BrowserSeat:
 
     def decide(self, view: SeatView) -> Action:
         if self.left.is_set():
-            raise SeatQuit("the table server is shutting down")
+            raise SeatQuit(CLOSING)
         if self.away and self.channel.connected == 0:
             raise SeatUnavailable("the browser left the table")
         screen = build_screen(view, self.rules, self.policies, self.advisor)
@@ -98,7 +100,7 @@ class BrowserSeat:
                 self.view = None
             self.channel.publish("wait")
         if self.left.is_set():
-            raise SeatQuit("the table server is shutting down")
+            raise SeatQuit(CLOSING)
         self.away = False
         return answer
 
@@ -123,6 +125,33 @@ class BrowserSeat:
         self.answers.put(None)
 
 
+def checked_specs(registry: Registry, request: EpisodeRequest) -> list[SeatSpec]:
+    """The table's seats by slot, once its mode, shape and every seat name are known good:
+    :class:`SetupError` or :class:`UnknownName` otherwise."""
+    build_config(registry, request)
+    specs = table_specs(request, registry=registry)
+    for spec in specs:
+        registry.seat(spec.name)
+    return specs
+
+
+@attrs.frozen
+class UntilClosed:
+    """A policy's seat at a browser table: it plays until the server stops, then leaves."""
+
+    seat: Seat
+    closing: threading.Event
+
+    def decide(self, view: SeatView) -> Any:
+        if self.closing.is_set():
+            raise SeatQuit(CLOSING)
+        return self.seat.decide(view)
+
+    def close(self) -> None:
+        if hasattr(self.seat, "close"):
+            self.seat.close()
+
+
 class Table:
     """One episode being played: its viewers' channels, its seats, its log."""
 
@@ -134,10 +163,8 @@ class Table:
         log_path: Path | None = None,
     ):
         registry = host.registry
-        build_config(registry, request)  # a bad table fails here, before any thread starts
-        self.specs = table_specs(request)
-        for spec in self.specs:
-            registry.seat(spec.name)
+        self.specs = checked_specs(registry, request)  # before any thread starts
+        kinds = {spec.name: registry.seat(spec.name) for spec in self.specs}
         self.host = host
         self.request = request
         self.timeout = timeout
@@ -153,20 +180,33 @@ class Table:
         }
         self.seats: dict[int, BrowserSeat] = {}
         self.left = threading.Event()
-        self.records: list[dict[str, Any]] | None = None
+        # A sandboxed seat is built by the runner in its worker, never here: it plays on to
+        # its next policy's or person's turn.
+        self.local_seats = {HUMAN: self._seat} | {
+            name: self._until_closed(kind.factory)
+            for name, kind in kinds.items()
+            if name != HUMAN and not kind.sandboxed
+        }
+        self.records: LogRecords | None = None
         self.finished = threading.Event()
         self._thread = threading.Thread(target=self._play, name="arena-table", daemon=True)
-        people = {str(slot): f"/table/{t}" for t, slot in self.tokens.items() if slot is not None}
-        hello = {
+        table = {
             "seats": [str(spec) for spec in self.specs],
             "mode": request.mode,
             "deals": request.deals,
             "talk": request.talk,
-            "people": people,
-            "watch": f"/table/{self.watch_token}",
         }
-        for token, slot in self.tokens.items():
-            self.channels[token].publish("hello", you=slot, **hello)
+        for token, slot in self.tokens.items():  # each page is told its own link, no other
+            self.channels[token].publish("hello", you=slot, link=self.link(token), **table)
+
+    @staticmethod
+    def link(token: str) -> str:
+        return f"/table/{token}"
+
+    @property
+    def people(self) -> dict[str, str]:
+        """Each person's link by slot: for whoever starts the table to hand out."""
+        return {str(slot): self.link(t) for t, slot in self.tokens.items() if slot is not None}
 
     @property
     def playing(self) -> bool:
@@ -179,12 +219,8 @@ class Table:
         slot = self.tokens.get(token)
         return None if slot is None else self.seats.get(slot)
 
-    def log_text(self) -> str:
-        """The finished episode's log, line for line as the event log writes it."""
-        return "".join(to_line(from_record(record)) + "\n" for record in self.records or ())
-
     def leave(self) -> None:
-        """Every person leaves: the episode settles ``quit`` at once, its log complete."""
+        """Every seat leaves: the episode settles ``quit`` at its next turn, its log complete."""
         self.left.set()
         for seat in list(self.seats.values()):
             seat.wake()
@@ -195,6 +231,9 @@ class Table:
         seat = BrowserSeat(context, self.channels[token], self.timeout, self.left)
         self.seats[context.slot] = seat
         return seat
+
+    def _until_closed(self, factory: Callable[[SeatContext], Seat]):
+        return lambda context: UntilClosed(factory(context), self.left)
 
     def _on_record(self, record: dict[str, Any]) -> None:
         for token, feed in self.feeds.items():
@@ -209,7 +248,7 @@ class Table:
                 self.request,
                 log_path=self.log_path,
                 on_record=self._on_record,
-                local_seats={HUMAN: self._seat},
+                local_seats=self.local_seats,
             )
         except Exception as exc:  # the table is over either way; every page is told why
             log.error("table failed", error=repr(exc))
