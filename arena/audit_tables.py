@@ -1,4 +1,9 @@
-"""Audit sections as rich tables for the terminal, never raw JSON (``arena audit``)."""
+"""Audit sections as rich tables for the terminal, never raw JSON (``arena audit``).
+
+Every title, heading and cell is literal text (:func:`arena.terminal_text.cell`): a
+reporter's section names, a flag's fields and a policy's name are shown, never read as
+Rich markup or obeyed as terminal escapes.
+"""
 
 from __future__ import annotations
 
@@ -7,11 +12,14 @@ from numbers import Number
 from typing import Any
 
 from rich.table import Table
+from rich.text import Text
+
+from arena.terminal_text import cell
 
 
 def audit_tables(
     sections: dict[str, Any], labels: list[str], self_pairs: bool = False
-) -> list[Table | str]:
+) -> list[Table | Text]:
     """The audit as tables, never raw JSON: one row per ordered pair for every matrix
     section, one row per seat for every per-seat list, one row per pair and band for
     banded sections, one row per flag, and the remaining figures by name.
@@ -24,17 +32,19 @@ def audit_tables(
     per_seat = {n: v for n, v in sections.items() if _is_row(v, seats) and n not in matrices}
     pairs = Table(title="per ordered pair (a faces b's bids)")
     for column in ("a", "b", *matrices):
-        pairs.add_column(column, justify="right")
+        pairs.add_column(cell(column), justify="right")
     for a, first in enumerate(labels):
         for b, second in enumerate(labels):
             if a != b or self_pairs:
-                pairs.add_row(first, second, *(_cell(v[a][b]) for v in matrices.values()))
+                pairs.add_row(
+                    cell(first), cell(second), *(_cell(v[a][b]) for v in matrices.values())
+                )
     seat_table = Table(title="per seat")
     for column in ("seat", *per_seat):
-        seat_table.add_column(column, justify="right")
+        seat_table.add_column(cell(column), justify="right")
     for index, label in enumerate(labels):
-        seat_table.add_row(label, *(_cell(v[index]) for v in per_seat.values()))
-    parts: list[Table | str] = [
+        seat_table.add_row(cell(label), *(_cell(v[index]) for v in per_seat.values()))
+    parts: list[Table | Text] = [
         table for table, shown in ((pairs, matrices), (seat_table, per_seat)) if shown
     ]
     for name, value in sections.items():
@@ -43,12 +53,12 @@ def audit_tables(
     return parts
 
 
-def _other_section(name: str, value: Any, labels: list[str]) -> Table | str:
+def _other_section(name: str, value: Any, labels: list[str]) -> Table | Text:
     if isinstance(value, str) or value is None:
-        return f"{name}: {_cell(value)}"
+        return cell(f"{name}: {_format(value)}")
     if isinstance(value, list) and all(isinstance(item, dict) for item in value):
         if not value:
-            return f"{name}: none"
+            return cell(f"{name}: none")
         return _rows_table(name, value)
     if (
         isinstance(value, dict)
@@ -56,20 +66,20 @@ def _other_section(name: str, value: Any, labels: list[str]) -> Table | str:
         and all(_is_banded(v, len(labels)) for v in value.values())
     ):
         return _banded_table(name, value, labels)
-    table = Table(title=name)
+    table = Table(title=cell(name))
     table.add_column("figure")
     table.add_column("value", justify="right")
     for key, item in _flatten(value):
-        table.add_row(key or name, _cell(item))
+        table.add_row(cell(key or name), _cell(item))
     return table
 
 
 def _rows_table(name: str, rows: list[dict[str, Any]]) -> Table:
     """A list of objects (e.g. flags): one row each, one column per key."""
-    table = Table(title=name)
+    table = Table(title=cell(name))
     columns = list(dict.fromkeys(key for row in rows for key in row))
     for column in columns:
-        table.add_column(column, justify="left" if column == "flag" else "right")
+        table.add_column(cell(column), justify="left" if column == "flag" else "right")
     for row in rows:
         table.add_row(*(_cell(row.get(column)) for column in columns))
     return table
@@ -77,16 +87,16 @@ def _rows_table(name: str, rows: list[dict[str, Any]]) -> Table:
 
 def _banded_table(name: str, section: dict[str, Any], labels: list[str]) -> Table:
     """Pair-by-band figures (``x[a][b][k]``): the rows where any figure is non-zero."""
-    table = Table(title=f"{name} (per ordered pair and band; all-zero rows left out)")
+    table = Table(title=cell(f"{name} (per ordered pair and band; all-zero rows left out)"))
     for column in ("a", "b", "band", *section):
-        table.add_column(column, justify="right")
+        table.add_column(cell(column), justify="right")
     figures = list(section.values())
     for a, first in enumerate(labels):
         for b, second in enumerate(labels):
             for band in range(len(figures[0][a][b])):
                 cells = [figure[a][b][band] for figure in figures]
                 if any(cells):
-                    table.add_row(first, second, str(band), *(_cell(c) for c in cells))
+                    table.add_row(cell(first), cell(second), str(band), *map(_cell, cells))
     return table
 
 
@@ -132,7 +142,11 @@ def _is_banded(value: Any, seats: int) -> bool:
     )
 
 
-def _cell(value: Any) -> str:
+def _cell(value: Any) -> Text:
+    return cell(_format(value))
+
+
+def _format(value: Any) -> str:
     if value is None:
         return "-"
     if isinstance(value, bool):
@@ -140,7 +154,7 @@ def _cell(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.3f}"
     if isinstance(value, list):
-        return ", ".join(_cell(item) for item in value)
+        return ", ".join(_format(item) for item in value)
     if isinstance(value, dict):
-        return ", ".join(f"{key}={_cell(item)}" for key, item in value.items())
+        return ", ".join(f"{key}={_format(item)}" for key, item in value.items())
     return str(value)

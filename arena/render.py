@@ -15,6 +15,7 @@ from typing import Any
 import attrs
 
 from arena.results import Results
+from arena.terminal_text import printable
 
 
 def deal_lines(records: Iterable[dict[str, Any]], every_decision: bool = False) -> Iterator[str]:
@@ -71,9 +72,9 @@ class Narrator:
         if not self.every_decision:
             return NO_LINES
         if kind == "rejected":
-            return [self._at(f"s{record['slot']} rejected: {record['reason']}")]
+            return [self._at(f"s{record['slot']} rejected: {printable(record['reason'])}")]
         if kind == "fault":
-            return [self._at(f"s{record['slot']} fault: {record['reason']}")]
+            return [self._at(f"s{record['slot']} fault: {printable(record['reason'])}")]
         if kind == "usage":
             return [
                 self._at(
@@ -117,7 +118,7 @@ class Narrator:
 
     def _said(self, record: dict[str, Any]) -> Sequence[str]:
         """The published talk of a decision that has some (none with talk off or filtered away)."""
-        line = f"{'':10}s{record['slot']} says: {record['published']}"
+        line = f"{'':10}s{record['slot']} says: {printable(record['published'])}"
         self._talk.append(line)
         return [line]
 
@@ -132,11 +133,14 @@ def settled_lines(records: list[dict[str, Any]]) -> list[str]:
     if result is None:
         deals = sum(r["type"] == "deal" for r in records)
         return [f"no result line: the episode stops after {deals} deal(s)"]
-    width = max(len(seat["policy"]) for seat in seats)
-    lines = [f"{result['status']}, {result['dealsPlayed']} deals"]
+    policies = [printable(seat["policy"]) for seat in seats]
+    width = max(map(len, policies))
+    lines = [f"{printable(result['status'])}, {result['dealsPlayed']} deals"]
     lines += [
-        f"  s{seat['slot']}  {seat['policy']:<{width}}  points {points:+d}  score {score:.3f}"
-        for seat, points, score in zip(seats, result["points"], result["score"], strict=True)
+        f"  s{seat['slot']}  {policy:<{width}}  points {points:+d}  score {score:.3f}"
+        for seat, policy, points, score in zip(
+            seats, policies, result["points"], result["score"], strict=True
+        )
     ]
     lines += [
         f"audit flag ({r['reporter']}): {json.dumps(r['flag'], sort_keys=True)}"
@@ -155,7 +159,7 @@ def results_lines(results: Results) -> list[str]:
     rows = [
         (
             str(seat.slot),
-            seat.policy + (" *" if seat.stand_in else ""),
+            printable(seat.policy) + (" *" if seat.stand_in else ""),
             f"{seat.points:+d}",
             f"{seat.score:.3f}",
             str(seat.decisions),
@@ -180,5 +184,5 @@ def results_lines(results: Results) -> list[str]:
 
     title = f"{results.mode} seed {results.seed}: {results.status}, {results.deals_played} deals"
     rule = "  " + "  ".join("-" * width for width in widths)
-    stand_ins = [f"* seat {s.slot}: {s.stand_in}" for s in results.seats if s.stand_in]
+    stand_ins = [f"* seat {s.slot}: {printable(s.stand_in)}" for s in results.seats if s.stand_in]
     return [title, line(RESULTS_COLUMNS), rule, *map(line, rows), *stand_ins]

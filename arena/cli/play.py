@@ -14,6 +14,7 @@ from arena.plugins import PluginHost
 from arena.render import Narrator, deal_lines, results_lines
 from arena.results import Results
 from arena.runner import run_episode
+from arena.terminal_text import printable
 from arena_plugins.human import HUMAN
 from arena_plugins.human.terminal import live_printer
 
@@ -150,7 +151,9 @@ def warn_stand_ins(results: Results) -> None:
     by_reason: dict[str, list[str]] = {}
     for seat in results.seats:
         if seat.stand_in:
-            by_reason.setdefault(seat.stand_in, []).append(f"{seat.slot} ({seat.policy})")
+            by_reason.setdefault(printable(seat.stand_in), []).append(
+                f"{seat.slot} ({printable(seat.policy)})"
+            )
     if by_reason:
         parts = [
             f"seat{'s' if len(seats) > 1 else ''} {', '.join(seats)}: {why}"

@@ -23,6 +23,7 @@ from arena.league.cost import TOKEN_KINDS
 from arena.league.standings import STAND_IN, Resampler, SeatRow, head_to_head, standings
 from arena.league.store import StoreError, episode_log_text, has_column, open_read_only
 from arena.plugins import Reporter
+from arena.terminal_text import cell
 
 
 def _entrant(seats: str) -> str:
@@ -112,7 +113,7 @@ def _tokens(counts) -> dict[str, int]:
 def report_tables(report: dict[str, Any], source: str) -> list[Table]:
     """The terminal view: standings, head-to-head, cost."""
     ranking = Table(
-        title=f"league standings ({source}): mean episode score, 95% CI over tables",
+        title=cell(f"league standings ({source}): mean episode score, 95% CI over tables"),
         box=box.SIMPLE_HEAD,
     )
     for column in ("rank", "entrant", "episodes", "mean score", "95% CI", "rating", "points"):
@@ -121,7 +122,7 @@ def report_tables(report: dict[str, Any], source: str) -> list[Table]:
         low, high = row["ci95"]
         ranking.add_row(
             str(rank),
-            row["entrant"],
+            cell(row["entrant"]),
             str(row["episodes"]),
             f"{row['meanScore']:.3f}",
             f"[{low:.3f}, {high:.3f}]",
@@ -135,10 +136,10 @@ def report_tables(report: dict[str, Any], source: str) -> list[Table]:
     names = [row["entrant"] for row in report["standings"]]
     duels.add_column("")
     for name in names:
-        duels.add_column(name, justify="right")
+        duels.add_column(cell(name), justify="right")
     cells = {(h["entrant"], h["opponent"]): h for h in report["headToHead"]}
     for a in names:
-        line = [a]
+        line = [cell(a)]
         for b in names:
             h = cells.get((a, b))
             line.append(
@@ -152,7 +153,9 @@ def report_tables(report: dict[str, Any], source: str) -> list[Table]:
         spend.add_column(column, justify="left" if column == "entrant" else "right")
     cost = report["cost"]
     for name, part in [*cost["byEntrant"].items(), ("league", cost)]:
-        spend.add_row(name, *(f"{part['tokens'][k]:,}" for k in TOKEN_KINDS), f"{part['usd']:.4f}")
+        spend.add_row(
+            cell(name), *(f"{part['tokens'][k]:,}" for k in TOKEN_KINDS), f"{part['usd']:.4f}"
+        )
     priced = Table(title="cost by model and the source of its price", box=box.SIMPLE_HEAD)
     for column in ("model", "price source", "tokens", "usd"):
         priced.add_column(

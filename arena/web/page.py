@@ -16,6 +16,9 @@ from typing import Any
 
 _ASSETS = resources.files(__package__) / "assets"
 _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
+_SCRIPT_UNSAFE = re.compile("[<\u2028\u2029\ud800-\udfff]")
+"""Written as ``\\uXXXX``: ``<`` (no ``</script>``), the separators old JavaScript
+refused in a string, and lone surrogates (a seat's text may hold one; UTF-8 cannot)."""
 
 
 def asset(name: str) -> str:
@@ -24,9 +27,10 @@ def asset(name: str) -> str:
 
 
 def script_json(data: Any) -> str:
-    """JSON safe inside a <script> element: no ``</script>`` or ``<!--`` can close it."""
+    """JSON safe inside a <script> element: no ``</script>`` or ``<!--`` can close it, and
+    any text a seat sent is written, lone surrogates included."""
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    return text.replace("<", "\\u003c").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    return _SCRIPT_UNSAFE.sub(lambda match: f"\\u{ord(match[0]):04x}", text)
 
 
 def fill(template: str, parts: Mapping[str, str]) -> str:

@@ -6,6 +6,11 @@ pooled audit) and the episodes' digests (:mod:`arena.web.report_data`); the
 page's script only draws them with plotly.js, which is inlined (never fetched
 from a CDN), and fills the tables. Nothing on the page is computed in the
 browser, so every number on it is one the arena's own functions produced.
+
+Names reach the charts as text: plotly reads a subset of HTML in labels, legends and
+hover text (``<a href>`` draws a live link), so every name is written escaped
+(:func:`_label`), and every axis of names is a category axis, so an entrant named
+``2024-01-01`` or ``7`` is a name, not a date or a number.
 """
 
 from __future__ import annotations
@@ -91,7 +96,7 @@ def _standings(standings: list[dict]) -> dict:
     figure = go.Figure(
         go.Scatter(
             x=means,
-            y=[s["entrant"] for s in rows],
+            y=[_label(s["entrant"]) for s in rows],
             mode="markers",
             marker={"size": 11},
             error_x={
@@ -108,6 +113,7 @@ def _standings(standings: list[dict]) -> dict:
     return _figure(
         figure,
         xaxis_title="mean episode score (95% CI over tables)",
+        yaxis={"type": "category"},
         height=120 + 40 * len(rows),
     )
 
@@ -119,18 +125,20 @@ def _duels(standings: list[dict], duels: list[dict]) -> dict:
     z = [[_get(cells.get((a, b)), "pointsPerDeal") for b in names] for a in names]
     hover = [
         [
-            f"{a} vs {b}: {d['pointsPerDeal']:+.3f} per deal over {d['deals']} deals, "
-            f"95% CI [{d['ci95'][0]:+.3f}, {d['ci95'][1]:+.3f}]"
-            if (d := cells.get((a, b)))
-            else f"{a} and {b} never met"
+            _label(
+                f"{a} vs {b}: {d['pointsPerDeal']:+.3f} per deal over {d['deals']} deals, "
+                f"95% CI [{d['ci95'][0]:+.3f}, {d['ci95'][1]:+.3f}]"
+                if (d := cells.get((a, b)))
+                else f"{a} and {b} never met"
+            )
             for b in names
         ]
         for a in names
     ]
     return _figure(
         go.Figure(_matrix(names, z, hover, "points/deal", "RdBu")),
-        xaxis_title="opponent",
-        yaxis={"title": "entrant", "autorange": "reversed"},
+        xaxis={"title": "opponent", "type": "category"},
+        yaxis={"title": "entrant", "autorange": "reversed", "type": "category"},
         height=160 + 60 * len(names),
     )
 
@@ -155,12 +163,16 @@ def _score_distributions(episodes: list[dict]) -> dict | None:
         return None
     figure = go.Figure(
         [
-            go.Box(x=values, name=name, boxpoints="all", jitter=0.4, pointpos=0)
+            go.Box(x=values, name=_label(name), boxpoints="all", jitter=0.4, pointpos=0)
             for name, values in scores.items()
         ]
     )
     return _figure(
-        figure, xaxis_title="episode score", showlegend=False, height=140 + 50 * len(scores)
+        figure,
+        xaxis_title="episode score",
+        yaxis={"type": "category"},
+        showlegend=False,
+        height=140 + 50 * len(scores),
     )
 
 
@@ -183,7 +195,7 @@ def _points_over_deals(episodes: list[dict]) -> dict | None:
             go.Scatter(
                 x=list(range(1, len(sums[name]) + 1)),
                 y=[s / n for s, n in zip(sums[name], counts[name], strict=True)],
-                name=name,
+                name=_label(name),
                 mode="lines+markers",
             )
             for name in sorted(sums)
@@ -224,7 +236,7 @@ def _bias(pooled: dict[str, Any]) -> dict | None:
     faced = pooled["faced"]
     hover = [
         [
-            f"{a} facing {b}: bias {_signed(z[i][j])} over {faced[i][j]} facings"
+            _label(f"{a} facing {b}: bias {_signed(z[i][j])} over {faced[i][j]} facings")
             for j, b in enumerate(names)
         ]
         for i, a in enumerate(names)
@@ -233,17 +245,17 @@ def _bias(pooled: dict[str, Any]) -> dict | None:
     for kind, cells in _flagged_cells(pooled).items():
         traces.append(
             go.Scatter(
-                x=[b for _, b in cells],
-                y=[a for a, _ in cells],
+                x=[_label(b) for _, b in cells],
+                y=[_label(a) for a, _ in cells],
                 mode="markers",
-                name=f"flag: {kind}",
+                name=_label(f"flag: {kind}"),
                 marker={
                     "symbol": FLAG_MARKS.get(kind, ("circle-open", 52))[0],
                     "size": FLAG_MARKS.get(kind, ("circle-open", 52))[1],
                     "color": "black",
                     "line": {"width": 3},
                 },
-                hovertemplate=f"{kind}: %{{y}} facing %{{x}}<extra></extra>",
+                hovertemplate=f"{_label(kind)}: %{{y}} facing %{{x}}<extra></extra>",
             )
         )
     return _figure(
@@ -267,11 +279,13 @@ def _rule11(episodes: list[dict]) -> dict | None:
     names = sorted(totals)
     figure = go.Figure(
         [
-            go.Bar(x=names, y=[totals[name][kind] for name in names], name=kind)
+            go.Bar(x=_labels(names), y=[totals[name][kind] for name in names], name=kind)
             for kind in ("rejected", "fallbacks", "faults")
         ]
     )
-    return _figure(figure, barmode="group", yaxis_title="count", height=340)
+    return _figure(
+        figure, barmode="group", xaxis={"type": "category"}, yaxis_title="count", height=340
+    )
 
 
 def _tokens(cost: dict[str, Any]) -> dict | None:
@@ -281,23 +295,28 @@ def _tokens(cost: dict[str, Any]) -> dict | None:
     names = sorted(cost["byEntrant"])
     figure = go.Figure(
         [
-            go.Bar(x=names, y=[cost["byEntrant"][n]["tokens"][kind] for n in names], name=kind)
+            go.Bar(
+                x=_labels(names), y=[cost["byEntrant"][n]["tokens"][kind] for n in names], name=kind
+            )
             for kind in TOKEN_KINDS
         ]
     )
-    return _figure(figure, barmode="stack", yaxis_title="tokens", height=340)
+    return _figure(
+        figure, barmode="stack", xaxis={"type": "category"}, yaxis_title="tokens", height=340
+    )
 
 
 def _matrix(
     names: list[str], z: list[list[float | None]], hover: list[list[str]], title: str, colors: str
 ) -> go.Heatmap:
     """A square matrix over ``names`` (row by column), each cell labelled with its signed
-    value to 3 decimals, colored symmetrically around 0 (a blank cell: no data)."""
+    value to 3 decimals, colored symmetrically around 0 (a blank cell: no data); ``hover``
+    is already escaped (:func:`_label`)."""
     limit = max([abs(v) for row in z for v in row if v is not None] or [1.0]) or 1.0
     return go.Heatmap(
         z=z,
-        x=names,
-        y=names,
+        x=_labels(names),
+        y=_labels(names),
         text=[[_signed(v) for v in row] for row in z],
         texttemplate="%{text}",
         customdata=hover,
@@ -308,6 +327,15 @@ def _matrix(
         zmax=limit,
         colorbar={"title": {"text": title}},
     )
+
+
+def _label(text: str) -> str:
+    """Text as plotly shows it literally: its HTML subset never sees a tag or an entity."""
+    return html.escape(text, quote=False)
+
+
+def _labels(names: list[str]) -> list[str]:
+    return [_label(name) for name in names]
 
 
 def _get(row: dict | None, key: str):

@@ -107,9 +107,10 @@ def _log_cost(episodes: list[Episode]) -> dict[str, Any]:
         usage = usage_by_slot(episode.records, len(episode.entrants))
         for name, used in zip(episode.entrants, usage, strict=True):
             tokens = by_entrant.setdefault(name, dict.fromkeys([*TOKEN_KINDS, "total"], 0))
-            for kind, n in seat_tokens({"usage": used}).items():
-                tokens[kind] += n
-                tokens["total"] += n
+            counts = seat_tokens({"usage": used})
+            for kind in TOKEN_KINDS:  # cacheWrite1h is a part of cacheWrite, not more tokens
+                tokens[kind] += counts[kind]
+                tokens["total"] += counts[kind]
     league = {kind: sum(t[kind] for t in by_entrant.values()) for kind in [*TOKEN_KINDS, "total"]}
     return {
         "tokens": league,
@@ -148,6 +149,10 @@ def episode_digest(episode: Episode) -> dict[str, Any]:
         "score": result["score"] if result else None,
         "points": list(points),
         "pointsAfterDeal": after_deal,
-        "tokens": [sum(seat_tokens({"usage": used}).values()) for used in usage],
+        "tokens": [_total(seat_tokens({"usage": used})) for used in usage],
         **counts,
     }
+
+
+def _total(tokens: dict[str, int]) -> int:
+    return sum(tokens[kind] for kind in TOKEN_KINDS)
