@@ -1,0 +1,345 @@
+"""Every bad input the CLI has been handed, one row each: one ``arena: error:`` line, never a traceback.
+
+This is the place where the next bad input goes. Add a :class:`Row` to :data:`ROWS`
+naming the command line (``{log}``, ``{league}``, ``{tmp}`` ... stand for the files the
+fixtures make), the exit code, a fragment the error line must hold, and which files
+are the command's inputs; the test then runs the real ``arena`` CLI and asserts:
+
+- the exit code (2 for a usage error, 1 for a run that failed);
+- stderr is exactly one line, starting ``arena: error:`` and holding the fragment;
+- no ``Traceback`` anywhere; stdout empty unless the row says what it holds;
+- every input file is byte for byte what it was.
+
+Rows come from issue 20's table, each row's ``why`` quoting it. The commands run
+in-process (``arena.cli.main``), as tests/test_cli_options.py runs them; ``serve``,
+which would serve forever if it accepted its input, runs as a process with a timeout.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import signal
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import attrs
+import pytest
+
+from arena.cli import main
+
+# --- the files the rows damage ---------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory) -> dict[str, Path]:
+    """One real log and one real league, made once by the CLI itself."""
+    root = tmp_path_factory.mktemp("made")
+    log, league = root / "g.jsonl", root / "L.sqlite"
+    assert main(["play", "--deals", "3", "--seat", "bayes,random", "--log", str(log)]) == 0
+    assert (
+        main(["league", "run", "--pool", "bayes,random", "--tables", "1", "--deals", "1"]
+             + ["--db", str(league), "--json"])
+        == 0
+    )  # fmt: skip
+    return {"log": log, "league": league}
+
+
+def _records(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_bytes().split(b"\n") if line]
+
+
+def _write_records(path: Path, records: list[dict]) -> None:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+
+
+def _first_bid(records: list[dict]) -> dict:
+    return next(r for r in records if r["type"] == "bid")
+
+
+def _with_bid(made, tmp: Path, **changes) -> Path:
+    """The real log with its first bid's fields changed (``None`` deletes the key)."""
+    records = _records(made["log"])
+    bid = _first_bid(records)
+    for key, value in changes.items():
+        if value is None:
+            del bid[key]
+        else:
+            bid[key] = value
+    path = tmp / "edited.jsonl"
+    _write_records(path, records)
+    return path
+
+
+# Each maker takes (made, tmp) and returns {placeholder: path}; the paths are inputs.
+Maker = Callable[[dict, Path], dict[str, Path]]
+
+
+def _copy(name: str) -> Maker:
+    def make(made, tmp):
+        path = tmp / made[name].name
+        path.write_bytes(made[name].read_bytes())
+        return {name: path}
+
+    return make
+
+
+def _text_file(name: str, data: bytes) -> Maker:
+    def make(made, tmp):
+        path = tmp / name
+        path.write_bytes(data)
+        return {"file": path}
+
+    return make
+
+
+def _edited_bid(**changes) -> Maker:
+    return lambda made, tmp: {"file": _with_bid(made, tmp, **changes)}
+
+
+@attrs.frozen
+class Row:
+    """One bad input: the command line, what it must answer, and why it is here."""
+
+    argv: tuple[str, ...]
+    """The command line; ``{name}`` is a path the maker made, ``{tmp}`` the row's folder."""
+    fragment: str | None
+    """What the one error line holds; ``None`` when the command must succeed."""
+    why: str
+    code: int | frozenset[int] = 2
+    make: Maker = lambda made, tmp: {}
+    stdout: str | None = ""
+    """What stdout holds: ``""`` nothing, a fragment it contains, ``None`` unchecked."""
+    process: bool = False
+    """Run as a process with a timeout (a command that could otherwise serve forever)."""
+
+
+ROWS: dict[str, Row] = {}
+
+
+# --- the rows ------------------------------------------------------------------------------
+
+HUGE = "1" + "0" * 23  # 10**23: past every C integer the compiled engine holds
+INT_PAST = str(2**31)  # one past a C int: --max-bids' top is 2**31 - 1
+LONG_PAST = str(2**63)  # one past a C int64 (and SQLite's INTEGER): --deals' top is 2**63 - 1
+POOL = ("league", "run", "--pool", "bayes,random", "--db", "{tmp}/new.sqlite")
+
+
+def _league_toml(table: str = "", league: str = "tables = 1") -> bytes:
+    return (
+        f'[league]\n{league}\n[table]\ndeals = 1\n{table}\n[entrants]\nb = "bayes"\nr = "random"\n'
+    ).encode()
+
+
+def _league_file(data: bytes) -> Maker:
+    def make(made, tmp):
+        path = tmp / "league.toml"
+        path.write_bytes(data)
+        return {"file": path}
+
+    return make
+
+
+ROWS.update(
+    {
+        # issue 20: "Tracebacks on ... --max-bids 10^23 (OverflowError in the compiled engine)"
+        "play --max-bids 10^23": Row(
+            ("play", "--deals", "1", "--max-bids", HUGE),
+            "argument --max-bids: ",
+            "sizes that cannot be served get one error line",
+        ),
+        "play --max-bids 2^31": Row(
+            ("play", "--deals", "1", "--max-bids", INT_PAST),
+            f"{INT_PAST} is out of range 1..{2**31 - 1}",
+            "a C int holds the compiled engine's bid cap",
+        ),
+        "play --engine python --max-bids 10^23": Row(
+            ("play", "--deals", "1", "--engine", "python", "--max-bids", HUGE),
+            "argument --max-bids: ",
+            "one range for both engines: a league may play either",
+        ),
+        "play --deals 2^63": Row(
+            ("play", "--deals", LONG_PAST),
+            f"argument --deals: {LONG_PAST} is out of range 1..{2**63 - 1}",
+            "the compiled engine counts deals in an int64",
+        ),
+        "serve --max-bids 10^23": Row(
+            ("serve", "--max-bids", HUGE, "--port", "0"),
+            "argument --max-bids: ",
+            "the table server's tables have the same ranges",
+        ),
+        "league run --max-bids 10^23": Row(
+            (*POOL, "--max-bids", HUGE),
+            "argument --max-bids: ",
+            "a league's tables have the same ranges",
+        ),
+        "league run --tables 10^20": Row(
+            (*POOL, "--tables", "1" + "0" * 20),
+            "argument --tables: ",
+            "issue 20: league run --tables 10^20 builds its whole schedule first",
+        ),
+        "league run --duplicate --tables 2^62": Row(
+            (*POOL, "--tables", str(2**62), "--duplicate"),
+            "episodes",
+            "two rotations of 2**62 tables are more episodes than a league file numbers",
+        ),
+        "league file: tables 10^20": Row(
+            ("league", "run", "{file}", "--db", "{tmp}/new.sqlite"),
+            "tables",
+            "TOML config values have the same ranges as the options",
+            make=_league_file(_league_toml(league="tables = 100000000000000000000")),
+        ),
+        "league file: max_bids 2^31": Row(
+            ("league", "run", "{file}", "--db", "{tmp}/new.sqlite"),
+            "max_bids",
+            "TOML config values have the same ranges as the options",
+            make=_league_file(_league_toml(table=f"max_bids = {2**31}")),
+        ),
+        "league file: deals 2^63": Row(
+            ("league", "run", "{file}", "--db", "{tmp}/new.sqlite"),
+            "deals",
+            "TOML config values have the same ranges as the options",
+            make=_league_file(
+                _league_toml(table=f"deals = {2**63 - 1}").replace(b"deals = 1\n", b"")
+            ),
+        ),
+        "league file: seats 9": Row(
+            ("league", "run", "{file}", "--db", "{tmp}/new.sqlite"),
+            "seats",
+            "TOML config values have the same ranges as the options",
+            make=_league_file(_league_toml(table="seats = 9")),
+        ),
+        "league file: clock nan": Row(
+            ("league", "run", "{file}", "--db", "{tmp}/new.sqlite"),
+            "clock",
+            "TOML reads nan and inf; a clock must be finite seconds > 0",
+            make=_league_file(_league_toml(table="clock = nan")),
+        ),
+        "league file: clock inf": Row(
+            ("league", "run", "{file}", "--db", "{tmp}/new.sqlite"),
+            "clock",
+            "TOML reads nan and inf; a clock must be finite seconds > 0",
+            make=_league_file(_league_toml(table="clock = inf")),
+        ),
+        "league file: clock a string": Row(
+            ("league", "run", "{file}", "--db", "{tmp}/new.sqlite"),
+            "clock",
+            "a value of the wrong type is named, not a TypeError",
+            make=_league_file(_league_toml(table='clock = "soon"')),
+        ),
+        "league file: concurrency 10^20": Row(
+            ("league", "run", "{file}", "--db", "{tmp}/new.sqlite"),
+            "concurrency",
+            "tables in flight at once is a size too",
+            make=_league_file(
+                _league_toml(league="tables = 1\n[limits]\nconcurrency = 10000000000000000000000")
+            ),
+        ),
+        # issue 20: "a binary league file (UnicodeDecodeError)"
+        "league file: binary": Row(
+            ("league", "run", "{file}", "--db", "{tmp}/new.sqlite"),
+            "not a TOML league file",
+            "issue 20: a binary league file raised UnicodeDecodeError",
+            make=_league_file(bytes(range(256)) * 4),
+        ),
+        "league file: not UTF-8": Row(
+            ("league", "run", "{file}", "--db", "{tmp}/new.sqlite"),
+            "not a TOML league file",
+            "one byte that is not UTF-8 in a comment",
+            make=_league_file(_league_toml() + b"# caf\xe9\n"),
+        ),
+        "league file: truncated": Row(
+            ("league", "run", "{file}", "--db", "{tmp}/new.sqlite"),
+            "not a TOML league file",
+            "a file cut short inside a string",
+            make=_league_file(_league_toml()[:-5]),
+        ),
+        "league file: deep arrays": Row(
+            ("league", "run", "{file}", "--db", "{tmp}/new.sqlite"),
+            "league file",
+            "100,000 nested [ raise RecursionError in a recursive parser",
+            make=_league_file(b"x = " + b"[" * 100_000 + b"]" * 100_000 + b"\n"),
+        ),
+        "league file: deep inline tables": Row(
+            ("league", "run", "{file}", "--db", "{tmp}/new.sqlite"),
+            "league file",
+            "100,000 nested inline tables",
+            make=_league_file(b"x = " + b"{a = " * 100_000 + b"1" + b"}" * 100_000 + b"\n"),
+        ),
+        "league file: entrants a list": Row(
+            ("league", "run", "{file}", "--db", "{tmp}/new.sqlite"),
+            "entrants",
+            "a value of the wrong shape is named, not a TypeError",
+            make=_league_file(b"entrants = [1, 2]\n"),
+        ),
+    }
+)
+
+
+# --- running a row -----------------------------------------------------------------------
+
+
+def _digests(paths) -> dict[Path, str]:
+    return {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in paths if p.is_file()}
+
+
+def run_cli(argv: list[str], capsys, process: bool) -> tuple[int, str, str]:
+    if process:
+        try:
+            done = subprocess.run(
+                [sys.executable, "-m", "arena", *argv],
+                capture_output=True,
+                text=True,
+                timeout=ANSWER_WITHIN,
+            )
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"arena {' '.join(argv)} did not answer within {ANSWER_WITHIN} s")
+        return done.returncode, done.stdout, done.stderr
+    previous = signal.signal(signal.SIGALRM, _too_long)
+    signal.alarm(ANSWER_WITHIN)
+    try:
+        code = main(argv)
+    except SystemExit as exited:  # argparse's own usage errors
+        code = exited.code
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+ANSWER_WITHIN = 20
+"""Seconds a row may take: a bad input that is not refused may otherwise play forever."""
+
+
+class NoAnswer(Exception):
+    """The command did not answer within :data:`ANSWER_WITHIN` seconds."""
+
+
+def _too_long(signum, frame):
+    raise NoAnswer(f"no answer within {ANSWER_WITHIN} s")
+
+
+@pytest.mark.parametrize("case", sorted(ROWS))
+def test_a_bad_input_is_one_error_line(case, made, tmp_path, capsys):
+    row = ROWS[case]
+    paths = {"tmp": tmp_path, **row.make(made, tmp_path)}
+    argv = [word.format(**paths) for word in row.argv]
+    before = _digests(p for p in paths.values() if isinstance(p, Path))
+    code, out, err = run_cli(argv, capsys, row.process)
+    assert "Traceback" not in err + out, err
+    codes = row.code if isinstance(row.code, frozenset) else {row.code}
+    assert code in codes, (code, err)
+    if row.fragment is not None:
+        assert err.startswith("arena: error: ") and err.count("\n") == 1, err
+        assert row.fragment in err, err
+    else:
+        assert "arena: error:" not in err, err
+    if row.stdout == "":
+        assert out == ""
+    elif row.stdout is not None:
+        assert row.stdout in out, out
+    assert _digests(before) == before, "an input file changed"
