@@ -16,12 +16,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
-import numpy as np
 
 from arena import probability, seeding
+
+if TYPE_CHECKING:  # a sandbox worker reads modes without importing numpy (arena.sandbox.worker)
+    import numpy as np
 
 STRICT = "strict"
 WILD_ONES = "wild-ones"

@@ -11,16 +11,18 @@ anything else.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
-import numpy as np
 
 from arena import seeding
 from arena.actions import Action
 from arena.events import Thought
 from arena.rules import TableRules
 from arena.view import SeatView
+
+if TYPE_CHECKING:  # a sandbox worker builds contexts without importing numpy
+    import numpy as np
 
 
 class Seat(Protocol):

@@ -21,9 +21,9 @@ import hashlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 if TYPE_CHECKING:
+    import numpy as np
+
     from arena.modes import Mode
 
 TABLE_ORDER = 0
@@ -34,6 +34,8 @@ FALLBACK = 3
 
 def stream(seed: int, domain: int, *index: int) -> np.random.Generator:
     """An independent generator for (seed, domain, index...)."""
+    import numpy as np  # here, not at the top: a sandbox worker imports this module's callers
+
     return np.random.Generator(
         np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(domain, *index)))
     )
@@ -45,6 +47,8 @@ PRIVATE_STREAM_KEY = b"liars-arena private seat stream v1"
 
 def private_stream(seed: int, domain: int, slot: int) -> np.random.Generator:
     """A seat's own generator for (seed, domain, slot); see :func:`private_seed`."""
+    import numpy as np
+
     return np.random.Generator(np.random.PCG64(private_seed(seed, domain, slot)))
 
 
@@ -77,6 +81,8 @@ class DealStreams:
     STRIDE = 1 << 64
 
     def __init__(self, seed: int):
+        import numpy as np
+
         self._bits = np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(DEAL,)))
         self._start = self._bits.state
         self._generator = np.random.Generator(self._bits)
