@@ -11,27 +11,41 @@ what it registers; its seats, talk filters and reporters then run there too
 Names: a first-party name is reserved, and a third party registering it is
 refused with both distributions named. Two third parties registering one name
 keep it as ``DIST:NAME`` each, and the bare name asks which. A plugin that
-fails to import (even with ``SystemExit``), hangs or breaks while registering
-is reported as broken and skipped, so one bad plugin never takes the CLI down.
+fails to import (even with ``SystemExit``), crashes, hangs or breaks while
+registering is reported as broken and skipped, so one bad plugin never takes the
+CLI down, nor its siblings in one distribution. Asking for what a withheld, broken
+or refused plugin would have provided says which and why
+(:attr:`Registry.withheld`), not "unknown".
 
-Environment switches, for tests and for users:
+Environment switches, for tests and for users (:class:`~arena.sandbox.discovery.Selection`):
 ``ARENA_DISABLE_PLUGIN_AUTOLOAD=1`` loads no entry points at all;
-``ARENA_BLOCK_PLUGINS=a,b`` skips the named entry points.
+``ARENA_BLOCK_PLUGINS=a,b`` skips the named entry points; ``ARENA_LOAD_PLUGINS=a,b``
+loads only those (and the essentials). A skipped entry point is imported nowhere.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import pluggy
 
 from arena import hookspecs, logs
-from arena.modes import Mode
-from arena.sandbox.discovery import ENTRY_POINT_GROUP, FIRST_PARTY_DISTRIBUTION, discover
+from arena.sandbox.discovery import (
+    ENTRY_POINT_GROUP,
+    FIRST_PARTY_DISTRIBUTION,
+    WITHHELD,
+    Distribution,
+    discover,
+)
 from arena.sandbox.policy import SandboxPolicy, canonical_name
+
+if TYPE_CHECKING:  # a sandbox worker imports this module: no modes, no numpy
+    from arena.modes import Mode
+    from arena.sandbox.protocol import WorkerCode
 
 __all__ = ["ENTRY_POINT_GROUP", "FIRST_PARTY_DISTRIBUTION", "load", "new_host"]
 LOCAL = {"distribution": "local", "version": "", "isolation": "in-process"}
@@ -74,6 +88,19 @@ class PluginInfo:
     """Registrations refused (a reserved name), one line each."""
     modes: tuple[dict, ...] = ()
     """Modes an untrusted distribution declares: listed as data, not played without --trust."""
+    selection: str = "loaded"
+    """``loaded``, ``essential``, ``allowed``, or a key of :data:`WITHHELD`: never imported."""
+
+    @property
+    def withheld(self) -> str | None:
+        """Why the user's selection kept it from loading, or ``None``."""
+        return WITHHELD.get(self.selection)
+
+    def unavailable(self) -> str | None:
+        """Why it provides nothing (withheld or broken), as one line naming it, or ``None``."""
+        why = self.withheld or (f"broken: {self.broken}" if self.broken else None)
+        where = f" ({self.distribution} {self.version})" if self.distribution else ""
+        return f"plugin {self.name!r}{where} is {why}" if why else None
 
     @property
     def trust(self) -> str:
@@ -98,6 +125,8 @@ class SeatType:
     """What the ``name:ARG`` part means, or ``None``: the seat takes no argument."""
     provenance: dict[str, str] = LOCAL
     """``distribution``, ``version`` and ``isolation``, as the log and results record them."""
+    code: WorkerCode | None = None
+    """What its worker imports, for a seat that lives in a worker."""
 
     @property
     def sandboxed(self) -> bool:
@@ -133,10 +162,14 @@ class Registry:
     reporters: dict[str, Reporter] = attrs.Factory(dict)
 
     def mode(self, name: str) -> Mode:
-        return _lookup(self.modes, name, "mode")[0]
+        return self._lookup(self.modes, name, "mode")[0]
 
     ambiguous: dict[str, list[str]] = attrs.Factory(dict)
     """Bare names two third parties registered, to their ``DIST:NAME`` forms."""
+    withheld: dict[str, str] = attrs.Factory(dict)
+    """Names nobody provides, and why: a refused registration's name, and the name of an
+    entry point that was withheld or broken (what it would have registered is unknown,
+    and its own name is what a user most likely asks for)."""
 
     def seat(self, name: str) -> SeatType:
         if name in self.ambiguous:
@@ -144,7 +177,16 @@ class Registry:
                 f"seat {name!r} is registered by several distributions; "
                 f"name one of: {', '.join(self.ambiguous[name])}"
             )
-        return _lookup(self.seats, name, "seat")
+        return self._lookup(self.seats, name, "seat")
+
+    def _lookup(self, table: dict, name: str, kind: str):
+        if name not in table and name in self.withheld:
+            raise UnknownName(f"{kind} {name!r} is unavailable: {self.withheld[name]}")
+        return _lookup(table, name, kind)
+
+    def withhold(self, name: str, why: str) -> None:
+        """Remember why ``name`` is not available; the first reason given stands."""
+        self.withheld.setdefault(name, why)
 
     def seat_for(self, spec):
         """The seat type and plain spec of ``spec``, which may be ``DIST:NAME[:ARG]``."""
@@ -168,12 +210,17 @@ class PluginHost:
     registry: Registry = attrs.Factory(Registry)
     policy: SandboxPolicy | None = None
     """The sandbox settings, fixed before any third-party code ran; ``None`` in a worker."""
+    untrusted_missing: tuple[str, ...] = ()
+    """Distributions the policy trusts that are not installed (a typo trusts nothing)."""
 
-    def add(self, plugin: object, name: str, distribution=None, version=None) -> PluginInfo:
+    def add(
+        self, plugin: object, name: str, distribution=None, version=None, selection="loaded"
+    ) -> PluginInfo:
         """Register one plugin object, in this process, and collect what it registers.
 
         Never raises: a plugin that fails is recorded as broken.
         """
+        listed = functools.partial(PluginInfo, name, distribution, version, selection=selection)
         provenance = LOCAL
         if distribution is not None:
             provenance = {
@@ -185,14 +232,14 @@ class PluginHost:
             self.manager.register(plugin, name=name)
             self.manager.check_pending()
         except Exception as exc:  # a hostile or broken plugin must not stop the host
-            self._drop(plugin, name)
-            return self._record(PluginInfo(name, distribution, version, broken=one_line(exc)))
+            self._drop(plugin, name, one_line(exc))
+            return self._record(listed(broken=one_line(exc)))
         try:
             hooks = self._collect(name, provenance)
         except (Exception, SystemExit) as exc:
-            self._drop(plugin, name)
-            return self._record(PluginInfo(name, distribution, version, broken=one_line(exc)))
-        return self._record(PluginInfo(name, distribution, version, hooks=hooks))
+            self._drop(plugin, name, one_line(exc))
+            return self._record(listed(broken=one_line(exc)))
+        return self._record(listed(hooks=hooks))
 
     def _collect(self, name: str, provenance: dict[str, str]) -> tuple[str, ...]:
         found = []
@@ -228,17 +275,23 @@ class PluginHost:
             "register_audit_reporters": register_reporter,
         }[hook_name]
 
-    def _drop(self, plugin: object, name: str) -> None:
-        """Undo a partial registration: the plugin and everything it registered."""
+    def _drop(self, plugin: object, name: str, why: str) -> None:
+        """Undo a partial registration: the plugin and everything it registered, each name
+        remembered with ``why``."""
         if self.manager.is_registered(plugin):
             self.manager.unregister(plugin)
-        for table in attrs.astuple(self.registry, recurse=False):
+        registry = self.registry
+        for table in (registry.modes, registry.seats, registry.talk_filters, registry.reporters):
             for key in [k for k, v in table.items() if _source_of(v) == name]:
                 del table[key]
+                registry.withhold(key, f"plugin {name!r} was refused: {why}")
 
     def _record(self, info: PluginInfo) -> PluginInfo:
         if info.broken:
             log.warning("plugin skipped", plugin=info.name, reason=info.broken)
+        why = info.unavailable()
+        if why:
+            self.registry.withhold(info.name, why)
         self.plugins.append(info)
         return info
 
@@ -253,11 +306,12 @@ def new_host() -> PluginHost:
 def load(
     environ: Mapping[str, str] = os.environ, policy: SandboxPolicy | None = None
 ) -> PluginHost:
-    """A host with every installed plugin, each on its side of the boundary.
+    """A host with every selected installed plugin, each on its side of the boundary.
 
     ``policy`` (default: from ``environ``) is fixed here, before any third-party
     code runs. Our own distribution and trusted ones are imported in this process
     first, so their names are taken before any untrusted registration is looked at.
+    Entry points the selection withholds are listed, and imported nowhere.
     """
     host = new_host()
     host.policy = policy or SandboxPolicy.choose(environ)
@@ -266,33 +320,47 @@ def load(
     untrusted = []
     installed = discover(environ)
     unknown = host.policy.trusted - {canonical_name(dist.name) for dist in installed}
-    if unknown:
-        log.warning("trusted distributions not installed", names=sorted(unknown))
+    host.untrusted_missing = tuple(sorted(unknown))
     for dist in installed:
         if not dist.first_party and host.policy.isolation_of(dist.name) != "in-process":
             untrusted.append(dist)
             continue
-        if not dist.first_party:  # trusted code may log through structlog itself
+        if not dist.first_party and dist.entry_points:  # trusted code may log through structlog
             logs.structlog()
         for ep in dist.entry_points:
+            selection = dist.statuses[ep.name]
             try:
                 plugin = ep.load()
             except BaseException as exc:  # noqa: BLE001 - even SystemExit: report, go on
-                host._record(PluginInfo(ep.name, dist.name, dist.version, broken=one_line(exc)))
+                info = PluginInfo(ep.name, dist.name, dist.version, broken=one_line(exc))
+                host._record(attrs.evolve(info, selection=selection))
                 continue
-            host.add(plugin, ep.name, dist.name, dist.version)
+            host.add(plugin, ep.name, dist.name, dist.version, selection)
+        _record_withheld(host, dist, "in-process")
     # Imported here so a worker, which imports this module, does not load the host side.
-    from arena.sandbox.remote import describe_all, sandboxed_plugins
+    from arena.sandbox.describe import describe_all, sandboxed_plugins
 
-    hellos = describe_all(host.policy, [dist.name for dist in untrusted])
+    described = describe_all(host.policy, untrusted, environ)
     for dist in untrusted:
-        sandboxed_plugins(host, dist, hellos[dist.name])
+        sandboxed_plugins(host, dist, described[dist.name])
+        _record_withheld(host, dist, host.policy.isolation)
     return host
+
+
+def _record_withheld(host: PluginHost, dist: Distribution, isolation: str) -> None:
+    for ep, selection in dist.withheld:
+        info = PluginInfo(ep.name, dist.name, dist.version, isolation=isolation)
+        host._record(attrs.evolve(info, selection=selection))
 
 
 def put_third_party(registry: Registry, table: dict, name: str, value: Any, dist: str) -> None:
     """Register an untrusted distribution's ``name``: reserved names refused, clashes qualified."""
-    if name in table and _provenance_of(table[name])["distribution"] != dist:
+    if name in table and _provenance_of(table[name])["distribution"] == dist:
+        raise DuplicateName(
+            f"{name!r} is registered by both {_source_of(table[name])!r} and "
+            f"{_source_of(value)!r} of {dist!r}"
+        )
+    if name in table:
         held = _provenance_of(table[name])["distribution"]
         if (
             held in (FIRST_PARTY_DISTRIBUTION, "local")

@@ -324,7 +324,7 @@ def _start_sandboxed(host, config, slot, seat_type, spec, policies):
         "policies": list(policies),
     }
     try:
-        return SandboxedSeat(host.policy, seat_type.provenance["distribution"], setup)
+        return SandboxedSeat(host.policy, seat_type.code, setup)
     except (OSError, WorkerFailed) as exc:
         return _unavailable(slot, spec, f"its worker did not start: {exc}")
 

@@ -40,6 +40,7 @@ from arena.modes import Mode
 from arena.plugins import PluginHost, SeatType, load
 from arena.rules import MAX_SEATS, MIN_SEATS
 from arena.runner import EpisodeRequest, run_episode
+from arena.sandbox.protocol import WorkerCode
 from arena.seats import SeatContext, SeatSpec
 from arena.view import SeatView
 
@@ -102,7 +103,9 @@ def _check_sandboxed(factory, mode_names: list[str], seeds: Iterable[int], deals
     if isolation == "in-process":
         return  # ARENA_SANDBOX=off: the in-process sweep above is all there is
     provenance = {"distribution": name, "version": "", "isolation": isolation}
-    host.registry.seats[UNDER_TEST] = SeatType(name, None, "", False, name, provenance=provenance)
+    host.registry.seats[UNDER_TEST] = SeatType(
+        name, None, "", False, name, provenance=provenance, code=WorkerCode.seat_factory(name)
+    )
     for mode in mode_names:
         for seed in seeds:
             request = EpisodeRequest(

@@ -29,8 +29,8 @@ from plugins_for_tests.harness import play_table
 from arena.plugins import load
 from arena.rules import DEFAULT_MAX_BIDS
 from arena.runner import EpisodeRequest, run_episode
-from arena.sandbox.launch import live_processes_of
-from arena.sandbox.policy import UID_BASE, Limits, SandboxPolicy
+from arena.sandbox.launch import live_processes_of, own_worker_uids, workers_left_behind
+from arena.sandbox.policy import Limits, SandboxPolicy
 from arena.seats import SeatContext, SeatSpec
 from arena_plugins.dice import DICE
 from arena_plugins.scripted import bayes
@@ -135,8 +135,11 @@ def _rules():
 
 
 def worker_processes() -> list[int]:
-    """Processes still running under a worker's uid, anywhere on the machine."""
-    return live_processes_of(lambda uid: uid >= UID_BASE)
+    """Processes still running under a uid of this test process's workers, or of an arena
+    that has ended (the command-line tests' arenas): never another live arena's workers,
+    so the suite holds while other arenas play on the same machine."""
+    ours = own_worker_uids()
+    return sorted(set(live_processes_of(lambda uid: uid in ours)) | set(workers_left_behind()))
 
 
 def notes_of(records) -> str:

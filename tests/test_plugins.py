@@ -119,15 +119,41 @@ def test_registration_hooks_are_the_hookspecs():
 # --- environment switches ----------------------------------------------------------------------
 
 
-def test_block_plugins_skips_the_named_entry_points():
+def test_block_plugins_skips_the_named_entry_points_and_lists_them_as_blocked():
     host = load({"ARENA_BLOCK_PLUGINS": "random, poker"})
-    names = {info.name for info in host.plugins}
-    assert {"random", "poker"}.isdisjoint(names)
-    assert {"dice", "scripted"} <= names
-    with pytest.raises(UnknownName):
+    selection = {info.name: info.selection for info in host.plugins}
+    assert selection["random"] == selection["poker"] == "blocked"
+    assert selection["dice"] == selection["scripted"] == "essential"
+    assert selection["wild"] == "loaded"
+    blocked = {info.name: info for info in host.plugins if info.selection == "blocked"}
+    assert set(blocked) == {"random", "poker"} and all(not i.hooks for i in blocked.values())
+    with pytest.raises(UnknownName, match="'random' is unavailable: plugin 'random' "
+                       r"\(liars-arena 0.1.0\) is blocked by ARENA_BLOCK_PLUGINS"):  # fmt: skip
         host.registry.seat("random")
-    with pytest.raises(UnknownName):
+    with pytest.raises(UnknownName, match="blocked by ARENA_BLOCK_PLUGINS"):
         host.registry.mode("poker")
+
+
+def test_the_essentials_cannot_be_blocked_or_left_out():
+    # rule 11's bayes (scripted) and the default mode (dice) are what the core stands on
+    for environ in ({"ARENA_BLOCK_PLUGINS": "dice,scripted"}, {"ARENA_LOAD_PLUGINS": "wild"}):
+        host = load(environ)
+        assert host.registry.seat("bayes").source == "scripted"
+        assert host.registry.mode("dice").name == "dice"
+
+
+def test_load_plugins_is_an_allow_list_of_entry_points():
+    host = load({"ARENA_LOAD_PLUGINS": "wild, random"})
+    selection = {info.name: info.selection for info in host.plugins}
+    assert selection["wild"] == selection["random"] == "allowed"
+    assert selection["poker"] == selection["claude"] == "not-allowed"
+    assert set(host.registry.modes) == {"dice", "wild"}
+    assert set(host.registry.seats) >= {"bayes", "pressure", "random"}
+    with pytest.raises(UnknownName, match="'poker'.* is not named in ARENA_LOAD_PLUGINS"):
+        host.registry.mode("poker")
+    # blocking wins over allowing
+    host = load({"ARENA_LOAD_PLUGINS": "wild", "ARENA_BLOCK_PLUGINS": "wild"})
+    assert next(i for i in host.plugins if i.name == "wild").selection == "blocked"
 
 
 def test_disable_autoload_loads_nothing():
@@ -254,7 +280,9 @@ def test_discovery_takes_the_first_copy_on_the_path_and_only_the_arena_group(tmp
     # "Arena-Twice" and "arena_twice" are one name (PEP 503); the first copy is 2.0.
     assert found["arena_twice"].version == "2.0"
     assert [ep.name for ep in found["arena_twice"].entry_points] == ["twice2"]
-    assert "arena_twice" not in {d.name for d in discover({"ARENA_BLOCK_PLUGINS": "twice2"})}
+    blocked = {d.name: d for d in discover({"ARENA_BLOCK_PLUGINS": "twice2"})}["arena_twice"]
+    assert blocked.entry_points == ()
+    assert [(ep.name, why) for ep, why in blocked.withheld] == [("twice2", "blocked")]
 
 
 def test_discovery_reads_name_and_version_from_the_headers_not_the_description(

@@ -52,6 +52,8 @@ def plugins_command(args: argparse.Namespace, host: PluginHost) -> int:
                 name for name, r in host.registry.reporters.items() if r.source == info.name
             ),
             "broken": info.broken,
+            "selection": info.selection,
+            "withheld": info.withheld,
             "refused": list(info.refused),
             "modes": list(info.modes),
         }
@@ -60,12 +62,21 @@ def plugins_command(args: argparse.Namespace, host: PluginHost) -> int:
     return print_rows(args, rows, _plugin_line)
 
 
+SELECTED = {"essential": "essential: always loaded", "allowed": "named in ARENA_LOAD_PLUGINS"}
+"""Why a loaded plugin loaded, where the user's selection had a say."""
 LISTING_WIDTH = 100
 """``arena plugins`` wraps its lines to this many columns, whatever the names' lengths."""
 
 
 def _plugin_line(row: dict) -> str:
-    status = f"BROKEN: {row['broken']}" if row["broken"] else ", ".join(row["hooks"])
+    if row["withheld"]:
+        status = f"NOT LOADED: {row['withheld']}"
+    elif row["broken"]:
+        status = f"BROKEN: {row['broken']}"
+    else:
+        status = ", ".join(row["hooks"])
+        if row["selection"] in ("essential", "allowed"):
+            status += f" ({SELECTED[row['selection']]})"
     if row["reporters"]:
         status += f" (reporters: {', '.join(row['reporters'])})"
     if row["refused"]:

@@ -2,7 +2,7 @@
 
 The command line is built here, in the arena, before the worker runs any code:
 
-- as root, the worker runs as a fresh uid (:func:`~arena.sandbox.policy.worker_uid`)
+- as root, the worker runs as a fresh uid from this arena's own block (:class:`UidBlock`)
   with no capabilities and ``no_new_privs``, through ``setpriv``: it cannot signal
   or ptrace the arena, read its ``/proc`` files, or write what root owns;
 - as root in process mode it gets an empty network namespace (``unshare --net``);
@@ -21,12 +21,16 @@ left the group with ``setsid``.
 from __future__ import annotations
 
 import contextlib
+import fcntl
+import itertools
 import os
 import shutil
 import signal
 import stat
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -35,10 +39,17 @@ import attrs
 
 import arena
 from arena.logs import get_logger
-from arena.sandbox.policy import SandboxPolicy, worker_uid
+from arena.sandbox.policy import SandboxPolicy
 
 KEPT_ENVIRONMENT = ("PATH", "LANG", "LC_ALL")
 SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64")
+UID_BASE = 1_000_000_000
+"""Workers' uids start here: far above any account, so no file or process is theirs."""
+UIDS_PER_ARENA = 4096
+UID_BLOCKS = 100_000
+"""Blocks of ``UIDS_PER_ARENA`` uids above ``UID_BASE``; an arena process holds one."""
+UID_LOCKS = "liars-arena-worker-uids"
+"""Directory (under ``/run``, else the temporary directory) of one lock file per block."""
 
 log = get_logger(__name__)
 
@@ -46,16 +57,16 @@ log = get_logger(__name__)
 class WorkerProcess:
     """A running worker: its process, the protocol fds on our side, its output pipe."""
 
-    def __init__(self, policy: SandboxPolicy, distribution: str):
+    def __init__(self, policy: SandboxPolicy):
         to_worker_r, self.to_worker = os.pipe()
         self.from_worker, from_worker_w = os.pipe()
         out_r, out_w = os.pipe()
         self.output = out_r
-        self.uid = worker_uid() if policy.as_root else None
+        self.uid = WORKER_UIDS.next_uid() if policy.as_root else None
         worker_fds = (to_worker_r, from_worker_w)
         installation = _installation(policy, self.uid)
         extra_fds = installation.fds
-        command = _command(policy, distribution, worker_fds, self.uid, installation.python)
+        command = _command(policy, worker_fds, self.uid, installation.python)
         try:
             self.process = subprocess.Popen(
                 command,
@@ -78,17 +89,125 @@ class WorkerProcess:
                 os.killpg(self.process.pid, signal.SIGKILL)
         self.process.wait()
         if self.uid is not None:
-            _kill_uid(self.uid)
+            _kill_uids(range(self.uid, self.uid + 1))
         for fd in (self.to_worker, self.from_worker, self.output):
             with contextlib.suppress(OSError):
                 os.close(fd)
         self.to_worker = self.from_worker = self.output = -1
 
 
+class UidBlock:
+    """The block of worker uids this arena process holds, by an ``flock`` on its file.
+
+    A lock dies with its process, however that ends, so a block is never held by a
+    process that is gone, and no two live arenas on one machine share one: their
+    workers cannot collide, nor kill each other's processes by uid. A forked child
+    claims its own block (the counter it inherited is its parent's).
+    """
+
+    def __init__(self):
+        self._mutex = threading.Lock()
+        self._owner: int | None = None
+        self._block = 0
+        self._counter = itertools.count()
+        self._lock_fd = -1
+
+    def next_uid(self) -> int:
+        """A uid no other worker of any live arena process holds right now."""
+        with self._mutex:
+            if self._owner != os.getpid():
+                self._block, self._lock_fd = _claim_block(os.getpid() % UID_BLOCKS)
+                self._owner, self._counter = os.getpid(), itertools.count()
+            return block_start(self._block) + next(self._counter) % UIDS_PER_ARENA
+
+    def uids(self) -> range:
+        """The uids this process's workers hold (empty before its first worker)."""
+        if self._owner != os.getpid():
+            return range(0)
+        return range(block_start(self._block), block_start(self._block) + UIDS_PER_ARENA)
+
+
+def block_start(block: int) -> int:
+    return UID_BASE + block * UIDS_PER_ARENA
+
+
+def _claim_block(first: int) -> tuple[int, int]:
+    """The first free block from ``first`` on, locked: ``(block, the lock's fd)``."""
+    directory = uid_lock_directory()
+    for step in range(UID_BLOCKS):
+        block = (first + step) % UID_BLOCKS
+        fd = os.open(os.path.join(directory, f"{block}.lock"), os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            continue
+        os.set_inheritable(fd, False)
+        _kill_uids(range(block_start(block), block_start(block + 1)))  # a dead arena's leftovers
+        return block, fd
+    raise OSError("every block of worker uids is held by a running arena")
+
+
+def uid_lock_directory() -> str:
+    """A directory only this (root) user can write, for the blocks' lock files."""
+    for parent in ("/run", tempfile.gettempdir()):
+        directory = os.path.join(parent, UID_LOCKS)
+        with contextlib.suppress(FileExistsError, PermissionError, FileNotFoundError):
+            os.mkdir(directory, 0o700)
+        try:
+            held = os.lstat(directory)
+        except OSError:
+            continue
+        if os.path.isdir(directory) and held.st_uid == os.geteuid() and not held.st_mode & 0o077:
+            return directory
+    raise OSError("no private directory for the worker uids' lock files (/run or the tmp dir)")
+
+
+def block_is_held(block: int) -> bool:
+    """Whether a live arena process holds ``block`` (for finding workers left behind)."""
+    path = os.path.join(uid_lock_directory(), f"{block}.lock")
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
+WORKER_UIDS = UidBlock()
+
+
+def own_worker_uids() -> range:
+    """The uids this process's workers hold (empty before its first worker)."""
+    return WORKER_UIDS.uids()
+
+
+def workers_left_behind() -> list[int]:
+    """Pids of worker-uid processes whose block no live arena holds: nobody ended them."""
+    held: dict[int, bool] = {}
+
+    def orphaned(uid: int) -> bool:
+        if not UID_BASE <= uid < block_start(UID_BLOCKS):
+            return False
+        block = (uid - UID_BASE) // UIDS_PER_ARENA
+        if block not in held:
+            held[block] = block_is_held(block)
+        return not held[block]
+
+    return live_processes_of(orphaned)
+
+
 def _command(
-    policy: SandboxPolicy, distribution: str, fds: tuple[int, int], uid: int | None, python: str
+    policy: SandboxPolicy, fds: tuple[int, int], uid: int | None, python: str
 ) -> list[str]:
-    worker = [python, "-m", "arena.sandbox.worker", distribution, *map(str, fds)]
+    """``-S``: the import path is given whole (``PYTHONPATH``, and the site directories the
+    worker adds itself), so the interpreter's own site set-up would only cost start time."""
+    worker = [python, "-S", "-m", "arena.sandbox.worker", *map(str, fds)]
     drop = _drop_privileges(uid) if uid is not None else []
     if policy.isolation == "bwrap":
         return [*_bwrap(policy, uid), *drop, *worker]
@@ -238,17 +357,17 @@ def _others_can_reach(path: str) -> bool:
     return True
 
 
-def _kill_uid(uid: int) -> None:
-    """SIGKILL every live process whose real uid is ``uid`` (only workers hold these uids)."""
+def _kill_uids(uids: range) -> None:
+    """SIGKILL every live process whose real uid is in ``uids`` (only workers hold these)."""
     for _round in range(50):  # a forking process may spawn while we scan
-        alive = live_processes_of(lambda owner: owner == uid)
+        alive = live_processes_of(lambda owner: owner in uids)
         if not alive:
             return
         for pid in alive:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
         time.sleep(0.01)
-    log.warning("worker processes survived the kill", uid=uid)
+    log.warning("worker processes survived the kill", uids=f"{uids.start}-{uids.stop - 1}")
 
 
 def live_processes_of(owner: Callable[[int], bool]) -> list[int]:

@@ -17,7 +17,6 @@ Isolation, strongest first:
 
 from __future__ import annotations
 
-import itertools
 import os
 import shutil
 from collections.abc import Mapping
@@ -26,11 +25,6 @@ import attrs
 
 ISOLATIONS = ("bwrap", "process", "in-process")
 CHOICES = ("auto", "bwrap", "process", "off")
-UID_BASE = 1_000_000_000
-"""Workers' uids start here: far above any account, so no file or process is theirs."""
-UIDS_PER_ARENA = 4096
-
-_next_worker = itertools.count()
 
 
 class PolicyError(ValueError):
@@ -134,11 +128,6 @@ class SandboxPolicy:
         who = ", one unprivileged uid per worker" if self.as_root else ""
         trusted = f"; trusted in-process: {', '.join(sorted(self.trusted))}" if self.trusted else ""
         return f"third-party plugins are isolated by {what}{who}{trusted}"
-
-
-def worker_uid() -> int:
-    """A uid no other worker of any arena process on this machine holds right now."""
-    return UID_BASE + (os.getpid() % 100_000) * UIDS_PER_ARENA + next(_next_worker) % UIDS_PER_ARENA
 
 
 def canonical_name(distribution: str) -> str:

@@ -1,5 +1,10 @@
 """The wire between the arena and a worker: length-prefixed JSON frames on dedicated fds.
 
+The arena speaks first: a ``load`` message (:class:`WorkerCode`) says which entry
+points the worker imports. The worker answers one ``plugin`` frame per entry point,
+in order, and then ``{"ok": true}``: a worker that dies or hangs while importing
+one names it by the frames that never came. Requests follow, one frame each.
+
 Never fd 0, 1 or 2: whatever plugin code prints (or writes straight to fd 1)
 lands in the worker's captured stderr, not in the protocol. A frame is a 4-byte
 big-endian length and that many bytes of UTF-8 JSON. The length comes first, so
@@ -16,9 +21,41 @@ import struct
 import time
 from typing import Any
 
+import attrs
+
 HEADER = struct.Struct(">I")
 REPLY_CAP = 64 * 1024
 """Largest frame a worker may send (a decision's reply is a few hundred bytes)."""
+
+
+@attrs.frozen
+class WorkerCode:
+    """What one worker imports: entry points of one distribution, as ``(name, value)``."""
+
+    distribution: str
+    version: str
+    entry_points: tuple[tuple[str, str], ...]
+    factory: bool = False
+    """The one entry point is a seat factory's ``module:qualname``, registered as a seat of
+    that name (:mod:`arena.testing`'s seat under test), not a plugin."""
+
+    @classmethod
+    def seat_factory(cls, qualified: str) -> WorkerCode:
+        return cls(qualified, "", ((qualified, qualified),), factory=True)
+
+    def only(self, name: str) -> WorkerCode:
+        """The same distribution with just the entry point ``name``: a seat's worker
+        imports the plugin that registered it, and nothing else of its distribution."""
+        return attrs.evolve(self, entry_points=tuple(e for e in self.entry_points if e[0] == name))
+
+    def load_message(self) -> dict[str, Any]:
+        return {
+            "op": "load",
+            "distribution": self.distribution,
+            "version": self.version,
+            "entryPoints": [list(entry) for entry in self.entry_points],
+            "factory": self.factory,
+        }
 
 
 class ProtocolError(Exception):

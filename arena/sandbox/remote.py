@@ -1,46 +1,38 @@
 """The arena's side of a worker: requests under deadlines, and plugins that stand in for it.
 
 :class:`Worker` speaks the protocol and keeps a capped copy of the worker's
-output. On top of it, :func:`describe_all` learns what untrusted distributions
-register (one worker each, started together), :class:`SandboxedSeat` plays a
-seat for one episode, and :class:`RemoteFilter` / :class:`RemoteReporter` run a
-talk filter or an audit reporter. Every failure of a worker (it did not start,
-crashed, hung, closed its pipe, overran) ends that worker and becomes that
-plugin's fault; nothing here raises into the table except :class:`WorkerFailed`.
+output. On top of it, :class:`SandboxedSeat` plays a seat for one episode, and
+:class:`RemoteFilter` / :class:`RemoteReporter` run a talk filter or an audit
+reporter; each worker imports only the entry point that registered it
+(:mod:`arena.sandbox.describe` learns which that is). Every failure of a worker
+(it did not start, crashed, hung, closed its pipe, overran) ends that worker and
+becomes that plugin's fault; nothing here raises into the table except
+:class:`WorkerFailed`.
 """
 
 from __future__ import annotations
 
 import os
 import select
+import signal
+import subprocess
+import threading
 import time
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, NoReturn
 
-import attrs
-
 from arena.logs import get_logger
-from arena.plugins import (
-    PluginHost,
-    PluginInfo,
-    Reporter,
-    SeatType,
-    TalkFilter,
-    one_line,
-    put_third_party,
-)
-from arena.sandbox.discovery import Distribution
 from arena.sandbox.launch import WorkerProcess
 from arena.sandbox.policy import SandboxPolicy
 from arena.sandbox.protocol import (
     REPLY_CAP,
     ProtocolError,
     ReplyTimeout,
+    WorkerCode,
     read_frame,
     write_frame,
 )
-from arena.sandbox.views import ViewSender, mode_from_json
+from arena.sandbox.views import ViewSender
 from arena.seats import Reply, SeatUnavailable
 
 TOKEN_FIELDS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
@@ -55,24 +47,36 @@ class WorkerFailed(Exception):
 
 
 class Worker:
-    """One worker process, from its hello to its end."""
+    """One worker process, from the code it loads to its end."""
 
-    def __init__(self, policy: SandboxPolicy, distribution: str):
+    def __init__(self, policy: SandboxPolicy, code: WorkerCode):
         self.policy = policy
-        self.distribution = distribution
+        self.code = code
+        self.distribution = code.distribution
         self.failed: str | None = None
         self.output = bytearray()
         self.output_dropped = 0
-        self.process = WorkerProcess(policy, distribution)
-        self._hello: dict | None = None
+        self.plugins: list[dict] = []
+        """Each entry point's registrations, in order, as the worker reported them."""
+        self.process = WorkerProcess(policy)
+        self._loaded = False
+        self.send(code.load_message())
 
-    def hello(self) -> dict:
-        """What the distribution registered (waits for the worker's import, once)."""
-        if self._hello is None:
-            self._hello = self.receive(self.policy.limits.start_seconds, REPLY_CAP)
-            if not self._hello.get("ok"):
-                self.fail(str(self._hello.get("error")))
-        return self._hello
+    def hello(self) -> list[dict]:
+        """What each entry point registered (waits for the worker's imports, once).
+
+        Each import has ``start_seconds``; a worker that fails meanwhile raises
+        :class:`WorkerFailed`, and :attr:`plugins` holds what came before.
+        """
+        while not self._loaded:
+            frame = self.receive(self.policy.limits.start_seconds, REPLY_CAP)
+            if "plugin" in frame and len(self.plugins) < len(self.code.entry_points):
+                self.plugins.append(frame["plugin"])
+            elif frame.get("ok") and len(self.plugins) == len(self.code.entry_points):
+                self._loaded = True
+            else:
+                self.fail("the worker broke the protocol while loading")
+        return self.plugins
 
     def send(self, message: Mapping[str, Any]) -> None:
         if self.failed:
@@ -109,7 +113,7 @@ class Worker:
         except ReplyTimeout:
             self.fail(f"no reply within {seconds:g}s")
         except (ProtocolError, OSError) as exc:
-            self.fail(str(exc))
+            self.fail(self._ended() or str(exc))
         if not isinstance(answer, dict):
             self.fail("the worker's answer is not an object")
         return answer
@@ -128,32 +132,22 @@ class Worker:
             self.output_dropped += max(len(chunk) - max(room, 0), 0)
         return fd in readable
 
+    def _ended(self) -> str | None:
+        """How the worker ended, if it did within a moment: its exit code or signal."""
+        try:
+            code = self.process.process.wait(timeout=0.5)
+        except subprocess.TimeoutExpired:  # still running (it closed its pipe): the caller says
+            return None
+        if code < 0:
+            return f"the worker was killed by {signal.Signals(-code).name}"
+        return f"the worker exited with code {code}"
+
     def fail(self, reason: str) -> NoReturn:
         """End the worker for ``reason`` and raise :class:`WorkerFailed` with it."""
         self.failed = f"{self.distribution}: {reason}"
         log.warning("sandbox worker ended", reason=self.failed)
         self.close()
         raise WorkerFailed(self.failed)
-
-
-def describe_all(policy: SandboxPolicy, distributions: list[str]) -> dict[str, dict]:
-    """Each distribution's hello (or ``{"ok": False, "error": ...}``), workers started together."""
-
-    def one(name: str) -> dict:
-        worker = None
-        try:
-            worker = Worker(policy, name)
-            return worker.hello()
-        except (WorkerFailed, OSError) as exc:
-            return {"ok": False, "error": str(exc).removeprefix(f"{name}: ")}
-        finally:
-            if worker is not None:
-                worker.close()
-
-    if not distributions:
-        return {}
-    with ThreadPoolExecutor(max_workers=len(distributions)) as pool:
-        return dict(zip(distributions, pool.map(one, distributions), strict=True))
 
 
 class SandboxedSeat:
@@ -163,16 +157,18 @@ class SandboxedSeat:
     table's workers start in parallel; :meth:`ready` waits for one.
     """
 
-    def __init__(self, policy: SandboxPolicy, distribution: str, setup: Mapping[str, Any]):
+    def __init__(self, policy: SandboxPolicy, code: WorkerCode, setup: Mapping[str, Any]):
         self.limits = policy.limits
         self.budget = policy.limits.episode_seconds
         self.views = ViewSender()
-        self.worker = Worker(policy, distribution)
+        self.worker = Worker(policy, code)
         self.worker.send({"op": "seat", **setup})
 
     def ready(self) -> None:
         """Wait until the seat is built; raises :class:`WorkerFailed` with the reason."""
-        self.worker.hello()
+        broken = [plugin["broken"] for plugin in self.worker.hello() if plugin["broken"]]
+        if broken:
+            self.worker.fail(f"its plugin is broken: {broken[0]}")
         answer = self.worker.receive(self.limits.start_seconds, REPLY_CAP)
         if not answer.get("ok"):
             self.worker.fail(f"the seat could not be built: {answer.get('error')}")
@@ -228,30 +224,36 @@ def checked_usage(usage: Any) -> dict[str, int]:
 
 
 class RemoteFilter:
-    """A third party's talk filter, applied line by line in its worker (started on first use).
+    """A third party's talk filter, applied line by line in a worker of the table's own.
 
+    Tables run one per thread (a league's thread executor runs several at once), so
+    each thread gets its own worker, started on its first line and ended by
+    :meth:`close` at its episode's end: no table waits on, or ends, another's worker.
     Raising drops the line (the engine logs it); a worker that failed stays failed
-    until :meth:`close`, so every later line of the episode is dropped too.
+    until :meth:`close`, so every later line of that episode is dropped too.
     """
 
-    def __init__(self, policy: SandboxPolicy, distribution: str, name: str):
-        self.policy, self.distribution, self.name = policy, distribution, name
-        self.worker: Worker | None = None
+    def __init__(self, policy: SandboxPolicy, code: WorkerCode, name: str):
+        self.policy, self.code, self.name = policy, code, name
+        self._tables = threading.local()
 
     def __call__(self, text: str, speaker: int) -> str | None:
-        if self.worker is None:
-            self.worker = Worker(self.policy, self.distribution)
+        worker = getattr(self._tables, "worker", None)
+        if worker is None:
+            worker = self._tables.worker = Worker(self.policy, self.code)
         message = {"op": "filter", "name": self.name, "text": text, "speaker": speaker}
-        answer = self.worker.request(message, self.policy.limits.decision_seconds)
+        answer = worker.request(message, self.policy.limits.decision_seconds)
         result = answer.get("text") if answer.get("ok") else None
         if not answer.get("ok") or not (result is None or isinstance(result, str)):
             raise WorkerFailed(f"talk filter {self.name}: {answer.get('error') or 'not text'}")
         return result[: self.policy.limits.say_chars] if result is not None else None
 
     def close(self) -> None:
-        if self.worker is not None:
-            self.worker.close()
-            self.worker = None
+        """End this thread's worker (its table's episode is over)."""
+        worker = getattr(self._tables, "worker", None)
+        if worker is not None:
+            worker.close()
+            self._tables.worker = None
 
 
 class RemoteReporter:
@@ -261,11 +263,11 @@ class RemoteReporter:
     touch no other section, the results or the log.
     """
 
-    def __init__(self, policy: SandboxPolicy, distribution: str, name: str):
-        self.policy, self.distribution, self.name = policy, distribution, name
+    def __init__(self, policy: SandboxPolicy, code: WorkerCode, name: str):
+        self.policy, self.code, self.name = policy, code, name
 
     def __call__(self, records: Sequence[dict]) -> Any:
-        worker = Worker(self.policy, self.distribution)
+        worker = Worker(self.policy, self.code)
         try:
             limits = self.policy.limits
             message = {"op": "report", "name": self.name, "records": list(records)}
@@ -275,54 +277,3 @@ class RemoteReporter:
         if not answer.get("ok"):
             raise RuntimeError(answer.get("error"))
         return answer.get("section")
-
-
-def sandboxed_plugins(host: PluginHost, dist: Distribution, hello: dict) -> None:
-    """Record what an untrusted distribution's worker said it registers, as stand-ins."""
-    policy = host.policy
-    provenance = dist.provenance(policy.isolation)
-    if not hello.get("ok"):
-        for ep in dist.entry_points:
-            info = PluginInfo(ep.name, dist.name, dist.version, broken=hello.get("error"))
-            host._record(attrs.evolve(info, isolation=policy.isolation))
-        return
-    registry = host.registry
-    for plugin in hello["registered"]:
-        source, refused = plugin["name"], []
-        stand_ins = _stand_ins(host, dist, source, provenance)
-        # A mode declared wholly as data is played by the core's own code; one whose draw
-        # or render is code stays listed, and plays only under --trust.
-        data_modes = [m for m in plugin["modes"] if m.get("data")]
-        code_modes = tuple(m for m in plugin["modes"] if not m.get("data"))
-        entries = [*((table, stand_in, data) for kind, (table, stand_in) in stand_ins.items()
-                     for data in plugin[kind]),
-                   *((registry.modes, lambda d, source=source: (mode_from_json(d), source), m)
-                     for m in data_modes)]  # fmt: skip
-        for table, stand_in, data in entries:
-            try:
-                put_third_party(registry, table, data["name"], stand_in(data), dist.name)
-            except ValueError as exc:
-                refused.append(one_line(exc))
-                log.warning("plugin registration refused", plugin=source, reason=refused[-1])
-        info = PluginInfo(
-            source, dist.name, dist.version, tuple(plugin["hooks"]), plugin["broken"],
-            policy.isolation, tuple(refused), code_modes,
-        )  # fmt: skip
-        host._record(info)
-
-
-def _stand_ins(host: PluginHost, dist: Distribution, source: str, provenance: dict) -> dict:
-    """Per kind in a worker's hello: the registry table, and the stand-in for one entry."""
-    registry, policy = host.registry, host.policy
-    return {
-        "seats": (registry.seats, lambda d: SeatType(
-            d["name"], None, d["description"], d["stochastic"], source, d.get("argument"),
-            provenance=provenance,
-        )),
-        "talkFilters": (registry.talk_filters, lambda d: TalkFilter(
-            d["name"], RemoteFilter(policy, dist.name, d["name"]), d["order"], source, provenance
-        )),
-        "reporters": (registry.reporters, lambda d: Reporter(
-            d["name"], RemoteReporter(policy, dist.name, d["name"]), source, None, provenance
-        )),
-    }  # fmt: skip

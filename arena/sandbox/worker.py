@@ -1,13 +1,18 @@
 """The worker: the only process where a third-party distribution's code runs.
 
-Started by :mod:`arena.sandbox.launch` as ``python -m arena.sandbox.worker DIST
-READ_FD WRITE_FD``. Before importing anything of DIST it makes itself
-undumpable (no ptrace, no ``/proc/<pid>/mem`` from its own uid's other
-processes), asks to be killed with its parent, and sets its resource limits,
-soft and hard, so plugin code cannot raise them. Then it imports DIST's entry
-points, and only those (no other vendor's code shares its sandbox), and says
-what they registered. Requests follow, one frame each
-(:mod:`arena.sandbox.protocol`): ``seat``, ``decide``, ``filter``, ``report``.
+Started by :mod:`arena.sandbox.launch` as ``python -S -m arena.sandbox.worker READ_FD
+WRITE_FD``. Before importing anything of a plugin it makes itself undumpable (no
+ptrace, no ``/proc/<pid>/mem`` from its own uid's other processes), asks to be
+killed with its parent, and sets its resource limits, soft and hard, so plugin
+code cannot raise them. Then it reads the ``load`` message and imports the entry
+points it names, one by one, and only those: the arena has already applied the
+user's selection, and a seat's worker gets only its own plugin. Each entry point's
+registrations go back as one frame (:mod:`arena.sandbox.protocol`). Requests
+follow, one frame each: ``seat``, ``decide``, ``filter``, ``report``.
+
+Start-up is most of what a sandboxed table costs, so nothing here imports numpy:
+its import was most of a worker's start, and it comes with the first draw from a
+seat's stream (:class:`_DeferredGenerator`), or with a plugin that imports it.
 """
 
 from __future__ import annotations
@@ -22,15 +27,12 @@ import site
 import sys
 from typing import Any
 
-import numpy as np
-
 from arena.actions import Bid, Challenge
 from arena.hookspecs import hookimpl
-from arena.plugins import PluginHost, new_host, one_line
+from arena.plugins import PluginHost, PluginInfo, new_host, one_line
 from arena.replies import action_record
 from arena.rules import TableRules
-from arena.sandbox.discovery import find
-from arena.sandbox.protocol import read_frame, write_frame
+from arena.sandbox.protocol import WorkerCode, read_frame, write_frame
 from arena.sandbox.views import ViewReceiver, mode_from_json, mode_to_json
 from arena.seats import Reply, SeatContext
 
@@ -41,20 +43,26 @@ REQUEST_CAP = 1 << 30
 
 
 def main(argv: list[str]) -> int:
-    distribution, read_fd, write_fd = argv[0], int(argv[1]), int(argv[2])
+    read_fd, write_fd = int(argv[0]), int(argv[1])
     _harden()
     for directory in os.environ.get("ARENA_SITE_DIRS", "").split(os.pathsep):
         if directory:
             site.addsitedir(directory)  # editable installs are .pth files there
     sys.stdout = sys.stderr  # prints are the plugin's, and never reach the protocol fds
     try:
-        host = _import(distribution)
-        hello = {"ok": True, "registered": describe(host)}
-    except BaseException as exc:  # noqa: BLE001 - SystemExit at import is a broken plugin too
-        hello = {"ok": False, "error": one_line(exc)}
-    write_frame(write_fd, hello)
-    if not hello["ok"]:
+        message = read_frame(read_fd, None, REQUEST_CAP)
+        code = WorkerCode(
+            message["distribution"],
+            message["version"],
+            tuple(map(tuple, message["entryPoints"])),
+            message["factory"],
+        )
+    except Exception:  # the arena is gone, or did not speak the protocol
         return 1
+    host = new_host()
+    for name, value in code.entry_points:
+        write_frame(write_fd, {"plugin": describe(host, _import(host, code, name, value))})
+    write_frame(write_fd, {"ok": True})
     serve(host, read_fd, write_fd)
     return 0
 
@@ -74,39 +82,34 @@ def serve(host: PluginHost, read_fd: int, write_fd: int) -> None:
         write_frame(write_fd, answer)
 
 
-def describe(host: PluginHost) -> list[dict[str, Any]]:
-    """Per entry point, what it registered, as data: names, descriptions, modes' declarations."""
+def describe(host: PluginHost, plugin: PluginInfo) -> dict[str, Any]:
+    """What one entry point registered, as data: names, descriptions, modes' declarations."""
     registry = host.registry
 
-    def of(table, source):
-        return [value for value in table.values() if value.source == source]
+    def of(table):
+        return [value for value in table.values() if value.source == plugin.name]
 
-    return [
-        {
-            "name": p.name,
-            "hooks": list(p.hooks),
-            "broken": p.broken,
-            "seats": [
-                {
-                    "name": s.name,
-                    "description": s.description,
-                    "stochastic": s.stochastic,
-                    "argument": s.argument,
-                }
-                for s in of(registry.seats, p.name)
-            ],
-            "modes": [
-                {**mode_to_json(m), "data": m.is_data}
-                for m, source in registry.modes.values()
-                if source == p.name
-            ],
-            "talkFilters": [
-                {"name": f.name, "order": f.order} for f in of(registry.talk_filters, p.name)
-            ],
-            "reporters": [{"name": r.name} for r in of(registry.reporters, p.name)],
-        }
-        for p in host.plugins
-    ]
+    return {
+        "name": plugin.name,
+        "hooks": list(plugin.hooks),
+        "broken": plugin.broken,
+        "seats": [
+            {
+                "name": s.name,
+                "description": s.description,
+                "stochastic": s.stochastic,
+                "argument": s.argument,
+            }
+            for s in of(registry.seats)
+        ],
+        "modes": [
+            {**mode_to_json(m), "data": m.is_data}
+            for m, source in registry.modes.values()
+            if source == plugin.name
+        ],
+        "talkFilters": [{"name": f.name, "order": f.order} for f in of(registry.talk_filters)],
+        "reporters": [{"name": r.name} for r in of(registry.reporters)],
+    }
 
 
 class _Session:
@@ -138,7 +141,7 @@ def build_seat(registry, setup: dict[str, Any]):
     context = SeatContext(
         slot=setup["slot"],
         rules=rules,
-        rng=np.random.Generator(np.random.PCG64(setup["privateSeed"])),
+        rng=_DeferredGenerator(setup["privateSeed"]),
         arg=setup["arg"],
         talk=setup["talk"],
         policies=tuple(setup["policies"]),
@@ -146,17 +149,35 @@ def build_seat(registry, setup: dict[str, Any]):
     return registry.seats[setup["name"]].factory(context)
 
 
-def _import(distribution: str) -> PluginHost:
-    host = new_host()
-    if ":" in distribution:  # arena.testing's seat under test, named as module:qualname
-        module, _, qualname = distribution.partition(":")
-        factory = functools.reduce(getattr, qualname.split("."), importlib.import_module(module))
-        host.add(_OneSeat(distribution, factory), distribution)
-        return host
-    dist = find(distribution)
-    for ep in dist.entry_points:
-        host.add(ep.load(), ep.name, dist.name, dist.version)
-    return host
+def _import(host: PluginHost, code: WorkerCode, name: str, value: str) -> PluginInfo:
+    """Import one entry point and register what it provides; whatever it raises, even
+    ``SystemExit``, makes it broken and leaves its siblings to load."""
+    try:
+        module, _, qualname = value.partition(":")
+        target = importlib.import_module(module.strip())
+        if qualname:
+            target = functools.reduce(getattr, qualname.strip().split("."), target)
+    except BaseException as exc:  # noqa: BLE001 - an exit at import is a broken plugin too
+        return host._record(PluginInfo(name, code.distribution, code.version, broken=one_line(exc)))
+    if code.factory:
+        return host.add(_OneSeat(name, target), name)
+    return host.add(target, name, code.distribution, code.version)
+
+
+class _DeferredGenerator:
+    """The seat's private stream, a numpy ``Generator`` built when first used: most seats'
+    workers never import numpy otherwise, and importing it was most of their start."""
+
+    def __init__(self, seed: int):
+        self._seed = seed
+        self._generator = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._generator is None:
+            import numpy as np
+
+            self._generator = np.random.Generator(np.random.PCG64(self._seed))
+        return getattr(self._generator, name)
 
 
 class _OneSeat:
