@@ -190,15 +190,18 @@ def test_trust_on_the_command_line_runs_that_distribution_in_process(twins):
     assert "trusted in-process: arena-alpha" in done.stderr
 
 
-def test_trusting_a_distribution_that_is_not_installed_is_said(capsys):
+def test_trusting_a_distribution_that_is_not_installed_is_said():
     # A typo in --trust or ARENA_TRUST would otherwise trust nothing without a word.
-    from structlog.testing import capture_logs
-
-    with capture_logs() as logs:
-        load({"ARENA_TRUST": "liars-arena,No_Such.Dist"})
-    warned = [entry for entry in logs if entry["event"] == "trusted distributions not installed"]
+    host = load({"ARENA_TRUST": "liars-arena,No_Such.Dist"})
     # Names compare as packaging normalises them; our own distribution is installed.
-    assert warned == [
-        {"event": "trusted distributions not installed", "log_level": "warning",
-         "names": ["no-such-dist"]}
-    ]  # fmt: skip
+    assert host.untrusted_missing == ("no-such-dist",)
+
+
+def test_trusting_a_missing_distribution_is_one_plain_warning_line(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "arena.cli", "--trust", "nosuchdist", "policies"],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    # One line a person reads, not a JSON log record.
+    assert done.stderr.splitlines() == ["arena: warning: trusted but not installed: nosuchdist"]

@@ -164,6 +164,9 @@ def load_for_command(args) -> PluginHost:
     if args.trust:
         os.environ["ARENA_TRUST"] = ",".join(sorted(policy.trusted))
     host = load(os.environ, policy)
+    if host.untrusted_missing:  # a typo in --trust would otherwise trust nothing, silently
+        names = ", ".join(host.untrusted_missing)
+        print(f"arena: warning: trusted but not installed: {names}", file=sys.stderr)
     if any(info.trust in ("third-party", "trusted") for info in host.plugins):
         level = "note" if policy.isolation == "bwrap" and not policy.trusted else "warning"
         print(f"arena: {level}: {policy.summary()}", file=sys.stderr)
