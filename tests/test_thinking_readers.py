@@ -14,7 +14,9 @@ import json
 from pathlib import Path
 
 import pytest
+from messages_server import Answer, MessagesServer, table_player, thought
 from test_audit_softplay import bid, challenge, deal, episode, result
+from test_claude_seat import offline  # noqa: F401  (autouse: no key, closed loopback URL)
 
 from arena.check import verify
 from arena.cli import main
@@ -129,7 +131,7 @@ def test_thinking_cannot_drive_the_terminal(played, tmp_path, capsys):
 # --- the audit: bluffs beside the reasoning -----------------------------------------------
 
 
-def thought(text: str) -> dict:
+def block(text: str) -> dict:
     return {"type": "thinking", "text": text}
 
 
@@ -145,17 +147,17 @@ def thinking_bid(number, slot, quantity, face, *blocks) -> dict:
 LOG = [
     episode("dice", [1, 2, 3, 4, 5, 6], 5, 12, 2),
     deal(0, 0, [[1, 1, 2, 3, 4], [2, 2, 5, 6, 6], [3, 3, 3, 4, 5], [6, 6, 6, 1, 2]]),
-    thinking_bid(0, 0, 3, 1, thought("Two ones here; three is likely.")),  # 3 >= 3: true
-    thinking_bid(0, 1, 5, 2, thought("A BLUFF: I see two twos.")),  # 4 < 5: false, named
+    thinking_bid(0, 0, 3, 1, block("Two ones here; three is likely.")),  # 3 >= 3: true
+    thinking_bid(0, 1, 5, 2, block("A BLUFF: I see two twos.")),  # 4 < 5: false, named
     thinking_bid(0, 2, 5, 3, REDACTED),  # 4 < 5: false, reasoning unreadable
     bid(0, 3, 6, 6),  # 5 < 6: false, no thinking at all
     challenge(0, 0, 3, 6, 6, 5, 0, 3),  # actual 5 < 6: s0 +1, s3 -1
     deal(1, 1, [[5, 5, 5, 5, 5], [1, 2, 3, 4, 6], [1, 1, 1, 1, 1], [2, 2, 2, 2, 2]]),
     # 1 < 2: false; "unlikely" names it, in the first of two blocks
-    thinking_bid(1, 1, 2, 4, thought("Two fours is unlikely, but they may fold."), REDACTED),
+    thinking_bid(1, 1, 2, 4, block("Two fours is unlikely, but they may fold."), REDACTED),
     # 1 < 3: false; "believe" holds "lie" but not as a word: not named
-    thinking_bid(1, 2, 3, 6, thought("I believe the table holds them.")),
-    thinking_bid(1, 3, 4, 6, thought("Overbidding? No, I lie.")),  # 1 < 4: false, named
+    thinking_bid(1, 2, 3, 6, block("I believe the table holds them.")),
+    thinking_bid(1, 3, 4, 6, block("Overbidding? No, I lie.")),  # 1 < 4: false, named
     challenge(1, 0, 3, 4, 6, 1, 0, 3),  # actual 1 < 4: s0 +1, s3 -1
     result([2, 0, 0, -2], 2),
 ]
@@ -216,10 +218,76 @@ def test_the_reporter_is_registered_and_lands_in_results_audit(host, played, tmp
     ],
 )
 def test_named_false_is_a_word_of_the_list_case_insensitive(text, named):
-    assert names_false([thought(text)]) is named
-    assert names_false([REDACTED, thought(text)]) is named  # redacted blocks name nothing
+    assert names_false([block(text)]) is named
+    assert names_false([REDACTED, block(text)]) is named  # redacted blocks name nothing
 
 
 def test_the_word_list_is_the_documented_one():
     doc = (Path(__file__).parent.parent / "docs" / "audit.md").read_text()
     assert all(f"`{word}`" in doc for word in NAMED_FALSE)
+
+
+# --- a real Claude seat's log ----------------------------------------------------------------
+
+
+def overbidding_thinker():
+    """The loopback API's legal table player, raised by 4 (so many bids are false) and
+    thinking before each reply: odd requests call their move a bluff, even ones do not."""
+    play, served = table_player(), [0]
+
+    def respond(body):
+        answer = play(body)
+        served[0] += 1
+        call = dict(answer.content[-1])
+        move = dict(call["input"])
+        if move["action"] == "bid":
+            move["quantity"] = min(move["quantity"] + 4, 20)
+        words = "My count is thin: a bluff." if served[0] % 2 else "I hold enough; I'm sure."
+        return Answer((thought(words), {**call, "input": move}), answer.stop_reason)
+
+    return respond
+
+
+def test_a_thinking_claude_seats_log_reads_in_check_show_and_the_audit(
+    host, tmp_path, monkeypatch, capsys
+):
+    # Two Claude seats on an always-thinking model against the loopback Messages API.
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    monkeypatch.setenv("ARENA_CLAUDE_MODEL", "claude-opus-4-7")
+    monkeypatch.setenv("ARENA_CLAUDE_BACKOFF", "0.01")
+    specs = tuple(SeatSpec.parse(s) for s in ("claude:honest", "bayes", "claude:bluffer", "bayes"))
+    log = tmp_path / "claude.jsonl"
+    with MessagesServer(overbidding_thinker()) as server:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        results, _ = run_episode(
+            host, EpisodeRequest(seed=4, deals=6, seat_specs=specs), log_path=log
+        )
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    thought_lines = [r for r in records if "thinking" in r]
+    assert thought_lines and {r["slot"] for r in thought_lines} == {0, 2}
+    assert main(["check", str(log)]) == 0
+    # The audit, against the rulebook by hand: a false bid is one whose face's count over
+    # the deal's hands is under its quantity; "named" is the word "bluff" in its thinking.
+    expected = [{"bluffs": 0, "bluffsWithReasoning": 0, "bluffsNamedFalse": 0} for _ in range(4)]
+    for record in records:
+        if record["type"] == "deal":
+            hands = record["hands"]
+        elif record["type"] == "bid":
+            if sum(hand.count(record["face"]) for hand in hands) >= record["quantity"]:
+                continue
+            seat = expected[record["slot"]]
+            seat["bluffs"] += 1
+            if "thinking" in record:
+                seat["bluffsWithReasoning"] += 1
+                seat["bluffsNamedFalse"] += "bluff" in record["thinking"][0]["text"]
+    assert results.audit["bluffReasoning"] == expected
+    named = sum(seat["bluffsNamedFalse"] for seat in expected)
+    reasoned = sum(seat["bluffsWithReasoning"] for seat in expected)
+    assert 0 < named < reasoned  # both kinds of thinking came with some false bid
+    # arena show --decisions prints every block of thinking, once, under its decision.
+    capsys.readouterr()
+    assert main(["show", str(log), "--decisions"]) == 0
+    shown = [line for line in capsys.readouterr().out.splitlines() if " thinking: " in line]
+    assert shown == [
+        f"          s{r['slot']} thinking: {r['thinking'][0]['text']}" for r in thought_lines
+    ]
