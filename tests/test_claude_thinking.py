@@ -1,0 +1,430 @@
+# ruff: noqa: F811  (pytest hands test_claude_seat's fixtures, imported below, in by name)
+"""Claude seats on today's models (issue 24): the model table, the request shapes, adapting
+to a refusal, and thinking kept as private reasoning in the log.
+
+Every episode here goes through the real ``anthropic`` SDK over HTTP to the loopback
+server, which answers by the API's rules for the request's model (``messages_server``):
+it refuses a forced tool with thinking, and thinking types a model does not take, and
+puts signed thinking blocks before the tool call.
+"""
+
+from __future__ import annotations
+
+import json
+
+import anthropic
+import pytest
+from messages_server import (
+    FORCED_TOOL_WITH_THINKING,
+    Fail,
+    MessagesServer,
+    redacted,
+    table_player,
+    text,
+    thought,
+    tool_call,
+)
+from referee import replay
+from structlog.testing import capture_logs
+from test_claude_episode import FOUR_CLAUDES
+from test_claude_seat import api, moves, of, offline, tail, two_seat_table  # noqa: F401
+
+from arena.events import BidMade, Thought, Usage, from_record, to_line
+from arena.runner import EpisodeRequest, SetupError, run_episode
+from arena.seats import SeatSpec
+from arena_plugins.claude.models import MODELS, UNKNOWN, facts_for
+from arena_plugins.claude.seat import usage_of
+from arena_plugins.claude.settings import model_settings
+
+# --- the model table, one case per model ----------------------------------------------------
+#
+# From the API documentation: Opus 4.7 and later, Mythos Preview and the 5-series think
+# adaptively only (enabled and disabled are 400s); Opus 4.6 / Sonnet 4.6 take adaptive or
+# no thinking (enabled is deprecated); the 4.5 models take no adaptive thinking. Output
+# limits: 128K for the 4.6 models and later, 64K for the 4.5 models. Effort: max on the
+# 4.6 models and later; Opus 4.5 takes low..high; Sonnet 4.5 and Haiku 4.5 take none.
+
+ALL_EFFORTS = ("low", "medium", "high", "max")
+EXPECTED = {
+    "claude-mythos-5": (("adaptive",), 128_000, ALL_EFFORTS),
+    "claude-mythos-preview": (("adaptive",), 128_000, ALL_EFFORTS),
+    "claude-fable-5": (("adaptive",), 128_000, ALL_EFFORTS),
+    "claude-opus-5": (("adaptive",), 128_000, ALL_EFFORTS),
+    "claude-sonnet-5": (("adaptive",), 128_000, ALL_EFFORTS),
+    "claude-opus-4-8": (("adaptive",), 128_000, ALL_EFFORTS),
+    "claude-opus-4-7": (("adaptive",), 128_000, ALL_EFFORTS),
+    "claude-opus-4-6": (("adaptive", "off"), 128_000, ALL_EFFORTS),
+    "claude-sonnet-4-6": (("adaptive", "off"), 128_000, ALL_EFFORTS),
+    "claude-opus-4-5": (("off",), 64_000, ("low", "medium", "high")),
+    "claude-sonnet-4-5": (("off",), 64_000, ()),
+    "claude-haiku-4-5": (("off",), 64_000, ()),
+}
+
+
+def test_every_model_in_the_table_has_a_case():
+    assert set(MODELS) == set(EXPECTED)
+
+
+@pytest.mark.parametrize("family", sorted(EXPECTED))
+def test_a_model_takes_what_the_api_documents_for_it(family):
+    thinking, max_output, efforts = EXPECTED[family]
+    facts = facts_for(family)
+    assert (facts.thinking, facts.max_output, facts.efforts) == (thinking, max_output, efforts)
+    # Its default: adaptive where the model takes it, else off.
+    settings = model_settings({"model": family}, {})
+    assert settings.thinking == ("adaptive" if "adaptive" in thinking else "off")
+    # A dated ID is the same family.
+    assert facts_for(f"{family}-20260416") == facts
+
+
+def test_the_longest_family_wins_and_an_unknown_model_gets_the_safe_shape():
+    assert facts_for("claude-opus-4-5-20251101").family == "claude-opus-4-5"
+    assert facts_for("claude-opus-4") is UNKNOWN  # no family is a prefix of it
+    assert facts_for("claude-opus-4-70") is UNKNOWN  # 4-7 needs a "-" after it
+    settings = model_settings({"model": "claude-next"}, {})
+    assert (settings.thinking, settings.effort) == ("adaptive", None)
+
+
+@pytest.mark.parametrize(
+    ("spec", "fragment"),
+    [
+        ("claude:honest?thinking=maybe", "thinking must be one of adaptive, off, got 'maybe'"),
+        ("claude:honest?effort=extreme", "effort must be one of low, medium, high, max"),
+        (
+            "claude:honest?model=claude-opus-4-7&thinking=off",
+            "claude-opus-4-7 does not take thinking=off (allowed: adaptive)",
+        ),
+        (
+            "claude:honest?model=claude-haiku-4-5&thinking=adaptive",
+            "claude-haiku-4-5 does not take thinking=adaptive (allowed: off)",
+        ),
+        (
+            "claude:honest?model=claude-opus-4-5&effort=max",
+            "claude-opus-4-5 does not take effort=max (allowed: low, medium, high)",
+        ),
+        (
+            "claude:honest?model=claude-haiku-4-5&effort=low",
+            "claude-haiku-4-5 does not take effort=low (allowed: none: leave effort unset)",
+        ),
+        (
+            "claude:honest?model=claude-sonnet-4-5&max_tokens=64001",
+            "max_tokens must be <= 64000 for claude-sonnet-4-5, got 64001",
+        ),
+    ],
+)
+def test_a_setting_the_model_cannot_take_is_a_one_line_error(host, spec, fragment):
+    request = EpisodeRequest(seats=2, deals=1, seat_specs=(SeatSpec.parse(spec),))
+    with pytest.raises(SetupError) as caught:
+        run_episode(host, request)
+    assert fragment in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_thinking_and_effort_come_from_the_environment_unless_the_spec_says():
+    env = {"ARENA_CLAUDE_THINKING": "off", "ARENA_CLAUDE_EFFORT": "medium"}
+    settings = model_settings({"model": "claude-sonnet-4-6"}, env)
+    # Off keeps the old default budget; adaptive's is 16000 (thinking shares max_tokens).
+    assert (settings.thinking, settings.effort, settings.max_tokens) == ("off", "medium", 1024)
+    mine = model_settings({"model": "claude-sonnet-4-6", "thinking": "adaptive"}, env)
+    assert (mine.thinking, mine.max_tokens) == ("adaptive", 16000)
+
+
+# --- a model that always thinks ----------------------------------------------------------------
+
+
+@pytest.fixture
+def opus_4_7(monkeypatch):
+    """The loopback API's legal player, and every Claude seat on claude-opus-4-7."""
+    with MessagesServer(table_player(patience=lambda deal: 2 + deal % 3)) as server:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        monkeypatch.setenv("ARENA_CLAUDE_MODEL", "claude-opus-4-7")
+        yield server
+
+
+def four_claudes(host, deals=6):
+    specs = tuple(SeatSpec.parse(spec) for spec in FOUR_CLAUDES)
+    return run_episode(host, EpisodeRequest(seed=3, deals=deals, talk=True, seat_specs=specs))
+
+
+def decisions_of(records):
+    return [r for r in records if r["type"] in ("bid", "challenge") and not r.get("forced")]
+
+
+def test_four_seats_on_an_always_thinking_model_play_their_own_moves(host, opus_4_7):
+    results, records = four_claudes(host)
+    replay(records, results.to_json())
+    assert results.status == "complete" and results.deals_played == 6
+    # No refusal, no rule-11 failure: every decision is the seat's own.
+    assert not of(records, "fault") and not of(records, "rejected")
+    assert sum(seat.fallbacks for seat in results.seats) == 0
+    decisions = decisions_of(records)
+    assert len(opus_4_7.requests) == len(decisions)
+    for sent in opus_4_7.requests:
+        assert sent.json["thinking"] == {"type": "adaptive", "display": "summarized"}
+        assert sent.json["tool_choice"]["type"] == "auto"
+        assert sent.json["max_tokens"] == 16000
+
+
+def test_every_thinking_block_is_on_its_decision_line(host, opus_4_7):
+    _, records = four_claudes(host, deals=3)
+    decisions = decisions_of(records)
+    # The server made one thought per answer, marked with its message number: the n-th
+    # decision was the n-th answer, so its line holds exactly that thought.
+    for number, decision in enumerate(decisions, start=1):
+        assert decision["thinking"] == [
+            {"type": "thinking", "text": f"[thought msg_{number:06d}] Weighing the standing bid."}
+        ]
+    # A forced challenge asked nobody: no thinking on it.
+    assert all("thinking" not in r for r in records if r.get("forced"))
+
+
+def test_no_seat_s_thinking_reaches_any_request(host, opus_4_7):
+    results, records = four_claudes(host)
+    thoughts = [
+        (decision["slot"], block["text"])
+        for decision in decisions_of(records)
+        for block in decision["thinking"]
+    ]
+    assert len({words for _, words in thoughts}) == len(thoughts) == len(opus_4_7.requests)
+    assert {slot for slot, _ in thoughts} == {0, 1, 2, 3}
+    marker = b"[thought msg_"
+    for sent in opus_4_7.requests:
+        # Not another seat's, not the same seat's earlier ones: no thought, in any encoding.
+        assert marker not in sent.body and marker.decode() not in json.dumps(sent.json)
+        for _, words in thoughts:
+            assert words.encode() not in sent.body
+        # One user message: no assistant turn, so no thinking block is ever sent back.
+        assert [m["role"] for m in sent.json["messages"]] == ["user"]
+        sent_types = {b["type"] for m in sent.json["messages"] for b in m["content"]}
+        assert sent_types == {"text"}
+
+
+def test_usage_counts_the_thinking_the_api_reported(host, api, monkeypatch):
+    # The server bills a thought of b bytes as 8 + b // 4 thinking tokens (its rule),
+    # plus 12 output tokens per other block: "x" * 400 is 8 + 100 = 108 thinking tokens,
+    # and with the tool call 108 + 12 = 120 output tokens.
+    monkeypatch.setenv("ARENA_CLAUDE_MODEL", "claude-opus-4-7")
+    api.push(tool_call({"action": "bid", "quantity": 2, "face": 3}, thinking=(thought("x" * 400),)))
+    claude, results, records = two_seat_table(host, claude_opens=True)
+    first = of(records, "usage", claude)[0]
+    assert (first["thinkingTokens"], first["outputTokens"]) == (108, 120)
+    assert "cacheWrite1hTokens" not in first  # the prompt writes only 5-minute entries
+    assert results.seats[claude].usage["thinkingTokens"] == sum(
+        u["thinkingTokens"] for u in of(records, "usage", claude)
+    )
+
+
+# --- thinking as the API returns it --------------------------------------------------------------
+
+
+def test_thinking_and_redacted_blocks_are_logged_in_order_without_the_encrypted_data(host, api):
+    # Sonnet 4.6 (the default) thinks adaptively by default.
+    secret = "EncryptedReasoningDataThatMustNotBeLogged=="
+    api.push(
+        tool_call(
+            {"action": "bid", "quantity": 2, "face": 3},
+            thinking=(thought("I hold two 3s."), redacted(secret), thought("So 2x3 is safe.")),
+        )
+    )
+    claude, _, records = two_seat_table(host, claude_opens=True)
+    first = moves(records, claude)[0]
+    assert first["thinking"] == [
+        {"type": "thinking", "text": "I hold two 3s."},
+        {"type": "redacted"},
+        {"type": "thinking", "text": "So 2x3 is safe."},
+    ]
+    assert secret not in json.dumps(list(records))
+
+
+def test_a_rejected_reply_s_thinking_is_on_its_rejected_line_not_on_the_move(host, api):
+    api.push(
+        text("hmm", thinking=(thought("first try: I cannot decide"),)),
+        tool_call({"action": "bid", "quantity": 2, "face": 3}, thinking=(thought("second"),)),
+    )
+    claude, results, records = two_seat_table(host, claude_opens=True)
+    (rejected,) = of(records, "rejected", claude)
+    assert rejected["thinking"] == [{"type": "thinking", "text": "first try: I cannot decide"}]
+    # A reply with no tool call and no action in its text is rule 11's unparseable reply;
+    # the retry carries the reason and asks for the tool again.
+    assert rejected["reason"].startswith("unparseable reply 'hmm'")
+    assert "rejected: unparseable reply 'hmm'" in tail(api.requests[1])
+    assert "by calling the `act` tool" in tail(api.requests[1])
+    first = moves(records, claude)[0]
+    assert first["thinking"] == [{"type": "thinking", "text": "second"}]
+    assert (results.seats[claude].rejected, results.seats[claude].fallbacks) == (1, 0)
+
+
+def test_with_thinking_off_nothing_thinks_and_the_tool_is_forced(host, api):
+    two_seat_table(host, claude_opens=True, spec="claude:honest?model=claude-haiku-4-5")
+    claude, _, records = two_seat_table(
+        host, claude_opens=True, spec="claude:honest?model=claude-sonnet-4-6&thinking=off"
+    )
+    for sent in api.requests:
+        assert "thinking" not in sent.json and sent.json["tool_choice"]["type"] == "tool"
+    assert all("thinking" not in r for r in records)
+    assert all("thinkingTokens" not in u for u in of(records, "usage"))
+    assert moves(records, claude)[0]["fallback"] is False
+
+
+# --- adapting once to the API's refusal ----------------------------------------------------
+
+
+def test_a_model_that_must_think_refuses_the_forced_tool_and_the_seat_adapts_once(
+    host, api, monkeypatch
+):
+    # claude-mythos-6 is not in the seat's table; the server (like the API for the Mythos
+    # line) thinks without being asked, so thinking=off's forced tool is its 400.
+    monkeypatch.setenv("ARENA_CLAUDE_MODEL", "claude-mythos-6")
+    with capture_logs() as logs:
+        claude, results, records = two_seat_table(
+            host, claude_opens=True, spec="claude:honest?thinking=off"
+        )
+    refused, *rest = api.requests
+    assert refused.json["tool_choice"]["type"] == "tool" and "thinking" not in refused.json
+    assert rest and all(
+        r.json["thinking"]["type"] == "adaptive" and r.json["tool_choice"]["type"] == "auto"
+        for r in rest
+    )
+    (warning,) = [e for e in logs if e["event"] == "claude request shape adapted"]
+    assert (warning["log_level"], warning["was"], warning["thinking"]) == (
+        "warning",
+        "off",
+        "adaptive",
+    )
+    assert FORCED_TOOL_WITH_THINKING in warning["reason"]
+    # It played on: no fault, no fallback, its moves carry their thinking.
+    assert not of(records, "fault") and results.seats[claude].fallbacks == 0
+    assert all(m["thinking"] for m in moves(records, claude))
+
+
+def test_a_model_without_adaptive_thinking_refuses_it_and_the_seat_turns_thinking_off(
+    host, api, monkeypatch
+):
+    # An unknown model gets the safe shape; this one (the API's older Haiku) takes no
+    # adaptive thinking, says so, and is asked again with the tool forced.
+    monkeypatch.setenv("ARENA_CLAUDE_MODEL", "claude-3-5-haiku-20241022")
+    monkeypatch.setenv("ARENA_CLAUDE_MAX_TOKENS", "2048")  # its output limit is 8192
+    with capture_logs() as logs:
+        claude, results, records = two_seat_table(host, claude_opens=True)
+    refused, *rest = api.requests
+    assert refused.json["thinking"]["type"] == "adaptive"
+    assert rest and all("thinking" not in r.json for r in rest)
+    assert all(r.json["tool_choice"]["type"] == "tool" for r in rest)
+    (warning,) = [e for e in logs if e["event"] == "claude request shape adapted"]
+    assert '"thinking.type.adaptive" is not supported for this model.' in warning["reason"]
+    assert not of(records, "fault") and results.seats[claude].fallbacks == 0
+
+
+def test_the_seat_adapts_only_once_an_episode(host, api):
+    # Sonnet 4.6 with thinking off, told first that it must think, then that it cannot:
+    # the second refusal is a fault (rule 11's fallback for that decision), not a second
+    # switch, and the seat plays on in the shape it took.
+    api.push(
+        Fail(400, "invalid_request_error", FORCED_TOOL_WITH_THINKING),
+        Fail(400, "invalid_request_error", '"thinking.type.adaptive" is not supported.'),
+    )
+    with capture_logs() as logs:
+        claude, results, records = two_seat_table(
+            host, claude_opens=True, spec="claude:honest?thinking=off"
+        )
+    assert len([e for e in logs if e["event"] == "claude request shape adapted"]) == 1
+    (fault,) = of(records, "fault", claude)
+    assert fault["reason"].startswith("Claude API refused the request (not retried): HTTP 400")
+    assert moves(records, claude)[0]["fallback"] is True
+    later = api.requests[2:]
+    assert later and all(r.json["thinking"]["type"] == "adaptive" for r in later)
+    assert results.seats[claude].faults == 1
+
+
+def test_a_400_about_something_else_is_a_fault_without_adapting(host, api):
+    api.push(Fail(400, "invalid_request_error", "messages: at least one message is required"))
+    with capture_logs() as logs:
+        claude, _, records = two_seat_table(host, claude_opens=True)
+    assert not [e for e in logs if e["event"] == "claude request shape adapted"]
+    assert len(of(records, "fault", claude)) == 1
+
+
+# --- the log's form ------------------------------------------------------------------------------
+
+
+def test_a_decision_without_thinking_writes_the_line_it_always_did():
+    # The bytes of a bid line from before thinking existed, written by hand.
+    bid = BidMade(0, 2, 4, 6, None, None, None, False)
+    assert to_line(bid) == (
+        '{"type":"bid","deal":0,"slot":2,"quantity":4,"face":6,'
+        '"say":null,"published":null,"notes":null,"fallback":false}'
+    )
+    usage = Usage(3, 1, 1840, 61, 1536, 0)
+    assert to_line(usage) == (
+        '{"type":"usage","deal":3,"slot":1,"inputTokens":1840,"outputTokens":61,'
+        '"cacheReadTokens":1536,"cacheWriteTokens":0}'
+    )
+
+
+def test_thinking_and_the_usage_parts_round_trip_through_a_line():
+    thinking = (Thought("thinking", "2x3 is a bluff"), Thought("redacted"))
+    bid = BidMade(0, 2, 4, 6, None, None, None, False, thinking)
+    line = to_line(bid)
+    assert line.endswith(
+        '"fallback":false,"thinking":[{"type":"thinking","text":"2x3 is a bluff"},'
+        '{"type":"redacted"}]}'
+    )
+    assert from_record(json.loads(line)) == bid
+    usage = Usage(0, 1, 10, 200, 0, 50, cache_write_1h_tokens=30, thinking_tokens=150)
+    record = json.loads(to_line(usage))
+    assert (record["cacheWrite1hTokens"], record["thinkingTokens"]) == (30, 150)
+    assert from_record(record) == usage
+
+
+@pytest.mark.parametrize(
+    "thinking",
+    [
+        "plain text",
+        [{"type": "thinking"}],  # no text
+        [{"type": "redacted", "text": "leaked"}],  # a redacted block has no text
+        [{"type": "thinking", "text": "x", "signature": "s"}],  # nothing else is kept
+        [{"type": "musing", "text": "x"}],
+        [["thinking", "x"]],
+    ],
+)
+def test_a_malformed_thinking_value_is_refused_when_read(thinking):
+    record = json.loads(to_line(BidMade(0, 2, 4, 6, None, None, None, False)))
+    with pytest.raises(ValueError):
+        from_record(record | {"thinking": thinking})
+
+
+def test_usage_of_reads_the_one_hour_writes_and_the_thinking_tokens():
+    message = anthropic.types.Message.model_validate(
+        {
+            "id": "msg_1",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-opus-4-7",
+            "content": [],
+            "stop_reason": "end_turn",
+            "stop_sequence": None,
+            "usage": {
+                "input_tokens": 10,
+                "output_tokens": 300,
+                "cache_read_input_tokens": 5,
+                "cache_creation_input_tokens": 70,
+                "cache_creation": {
+                    "ephemeral_5m_input_tokens": 50,
+                    "ephemeral_1h_input_tokens": 20,
+                },
+                "output_tokens_details": {"thinking_tokens": 250},
+            },
+        }
+    )
+    assert usage_of(message) == {
+        "input_tokens": 10,
+        "output_tokens": 300,
+        "cache_read_tokens": 5,
+        "cache_write_tokens": 70,  # the total stays the total
+        "cache_write_1h_tokens": 20,
+        "thinking_tokens": 250,
+    }
+    bare = message.model_copy(
+        update={"usage": anthropic.types.Usage(input_tokens=1, output_tokens=2)}
+    )
+    assert usage_of(bare)["cache_write_1h_tokens"] == usage_of(bare)["thinking_tokens"] == 0
