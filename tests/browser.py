@@ -58,32 +58,47 @@ def browser():
 
 
 @pytest.fixture
-def page(browser):
-    """A fresh page whose requests to anything but file:, data: and blob: are aborted.
+def open_page(browser):
+    """Opens pages, each in its own browser context (its own storage and cookies, as another
+    person's browser would have), whose requests to anything but file:, data:, blob: and
+    loopback are aborted. ``open_page(init_script=None)`` returns ``(page, watch)``; the
+    test calls ``watch.assert_clean()`` when it is done. All are closed after the test."""
+    contexts = []
 
-    Yields ``(page, watch)``; the test calls ``watch.assert_clean()`` when it is done.
-    """
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    watch = PageWatch()
+    def open_(init_script: str | None = None):
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        contexts.append(context)
+        watch = PageWatch()
 
-    def route(request_route):
-        url = request_route.request.url
-        if url.startswith(("file:", "data:", "blob:")) or _loopback(url):
-            request_route.continue_()
-        else:
-            watch.network.append(url)
-            request_route.abort()
+        def route(request_route):
+            url = request_route.request.url
+            if url.startswith(("file:", "data:", "blob:")) or _loopback(url):
+                request_route.continue_()
+            else:
+                watch.network.append(url)
+                request_route.abort()
 
-    context.route("**/*", route)
-    new_page = context.new_page()
-    new_page.on(
-        "console", lambda msg: msg.type == "error" and watch.console_errors.append(msg.text)
-    )
-    new_page.on("pageerror", lambda exc: watch.page_errors.append(str(exc)))
+        context.route("**/*", route)
+        if init_script is not None:
+            context.add_init_script(init_script)
+        new_page = context.new_page()
+        new_page.on(
+            "console", lambda msg: msg.type == "error" and watch.console_errors.append(msg.text)
+        )
+        new_page.on("pageerror", lambda exc: watch.page_errors.append(str(exc)))
+        return new_page, watch
+
     try:
-        yield new_page, watch
+        yield open_
     finally:
-        context.close()
+        for context in contexts:
+            context.close()
+
+
+@pytest.fixture
+def page(open_page):
+    """One fresh page: ``(page, watch)``, as :func:`open_page` opens it."""
+    return open_page()
 
 
 def _loopback(url: str) -> bool:
