@@ -18,13 +18,16 @@ from arena.results import Results
 from arena.terminal_text import printable
 
 
-def deal_lines(records: Iterable[dict[str, Any]], every_decision: bool = False) -> Iterator[str]:
+def deal_lines(
+    records: Iterable[dict[str, Any]], every_decision: bool = False, thinking: bool = False
+) -> Iterator[str]:
     """Per finished deal: one compact line, the hands the challenge revealed, the published talk.
 
     With ``every_decision``, one line per thing that happened, as ``arena play --watch``
-    prints them live.
+    prints them live; with ``thinking`` too, each decision's private reasoning under it
+    (a spectator's reading of a saved log: ``arena show --decisions``).
     """
-    narrator = Narrator(every_decision)
+    narrator = Narrator(every_decision, thinking)
     for record in records:
         yield from narrator.lines(record)
 
@@ -38,10 +41,14 @@ class Narrator:
 
     Only what the table saw is printed (bids, published talk, the reveal at the
     challenge) plus rule 11's marks and token use; private notes and raw talk stay in the log.
+    A seat's thinking is printed only when asked for: never live, where a person may be
+    playing a seat at the same terminal.
     """
 
     every_decision: bool = False
     """Print each decision as it comes (``--watch``) rather than one summary per deal."""
+    thinking: bool = False
+    """With ``every_decision``: each decision's thinking under it, a line of text a line."""
     _deal: int = 0
     _opener: int = 0
     _hands: list = attrs.Factory(list)
@@ -72,7 +79,10 @@ class Narrator:
         if not self.every_decision:
             return NO_LINES
         if kind == "rejected":
-            return [self._at(f"s{record['slot']} rejected: {printable(record['reason'])}")]
+            return [
+                self._at(f"s{record['slot']} rejected: {printable(record['reason'])}"),
+                *self._thought(record),
+            ]
         if kind == "fault":
             return [self._at(f"s{record['slot']} fault: {printable(record['reason'])}")]
         if kind == "usage":
@@ -93,7 +103,7 @@ class Narrator:
             return NO_LINES
         bid = f"{quantity}x{face}"
         fallback = " (rule 11 fallback)" if record["fallback"] else ""
-        return [self._at(f"s{slot} bids {bid}{fallback}"), *said]
+        return [self._at(f"s{slot} bids {bid}{fallback}"), *self._thought(record), *said]
 
     def _challenge(self, record: dict[str, Any]) -> Sequence[str]:
         self.deals_ended += 1
@@ -105,7 +115,7 @@ class Narrator:
         said = NO_LINES if record["published"] is None else self._said(record)
         reveal = self._reveal_line()
         if self.every_decision:
-            return [self._at(outcome), *said, reveal]
+            return [self._at(outcome), *self._thought(record), *said, reveal]
         summary = f"deal {self._deal:>3}  opener s{self._opener}  {' '.join(self._bids)}"
         return [f"{summary}  | {outcome}", reveal, *self._talk]
 
@@ -121,6 +131,21 @@ class Narrator:
         line = f"{'':10}s{record['slot']} says: {printable(record['published'])}"
         self._talk.append(line)
         return [line]
+
+    def _thought(self, record: dict[str, Any]) -> list[str]:
+        """A decision's thinking blocks, in order, each line of their text indented under it;
+        its control characters escaped (:func:`printable`), so it cannot drive the terminal."""
+        if not self.thinking or not record.get("thinking"):
+            return []
+        lines = []
+        for block in record["thinking"]:
+            if block["type"] == "redacted":
+                lines.append(f"{'':10}s{record['slot']} thinking: (redacted)")
+                continue
+            for number, text in enumerate(block["text"].splitlines() or [""]):
+                lead = "thinking:" if number == 0 else "         "
+                lines.append(f"{'':10}s{record['slot']} {lead} {printable(text)}")
+        return lines
 
     def _at(self, text: str) -> str:
         return f"deal {self._deal:>3}  {text}"

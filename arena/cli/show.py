@@ -16,7 +16,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     show.add_argument(
         "--decisions",
         action="store_true",
-        help="one line per decision, as `arena play --watch` prints them (default: per deal)",
+        help="one line per decision, as `arena play --watch` prints them, with each seat's"
+        " private thinking under its decision (default: per deal)",
     )
     add_log_check_options(show)
     show.set_defaults(run=run)
@@ -27,5 +28,10 @@ def run(args: argparse.Namespace, host: PluginHost) -> int:
     mark = log_check_mark(args)
     if mark:
         print(f"{mark.upper()}: this log was not fully verified against the rules")
-    write_lines([*deal_lines(records, every_decision=args.decisions), *settled_lines(records)])
+    write_lines(
+        [
+            *deal_lines(records, every_decision=args.decisions, thinking=True),
+            *settled_lines(records),
+        ]
+    )
     return 0

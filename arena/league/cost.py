@@ -20,11 +20,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import datetime, timezone
 from functools import cache
+from importlib.metadata import version
 
 import attrs
-import genai_prices
-from genai_prices import data_snapshot
-from genai_prices.types import TieredPrices
 
 TOKEN_KINDS = ("input", "output", "cacheRead", "cacheWrite")
 """The kinds the store keeps a column for (``cacheWrite`` is every cache write)."""
@@ -37,7 +35,6 @@ USAGE_KEYS = {
 }
 """Each priced kind and its key in a seat's usage (``cacheWrite1h``: the 1-hour part of
 ``cacheWrite``, absent from older logs)."""
-TABLE_SOURCE = f"genai-prices {genai_prices.__version__}"
 OVERRIDE_SOURCE = "league file"
 ONE_HOUR_WRITE_MULTIPLIER = 2.0
 """Anthropic's documented price of a 1-hour cache write: twice the base input price; used
@@ -94,8 +91,19 @@ RATE_KEYS = {
 
 
 @cache
+def table_source() -> str:
+    """``genai-prices X.Y.Z``: the installed table, named as a price's source."""
+    return f"genai-prices {version('genai-prices')}"
+
+
+@cache
 def table_price(model: str) -> Price | None:
-    """``model``'s price in genai-prices' Anthropic table today, or ``None`` if it has none."""
+    """``model``'s price in genai-prices' Anthropic table today, or ``None`` if it has none.
+
+    genai-prices (and pydantic under it) is imported here, when a league first prices
+    a model: importing it costs a tenth of a second, which no other command should pay."""
+    from genai_prices import data_snapshot
+
     try:
         _provider, info = data_snapshot.get_snapshot().find_provider_model(
             model, None, "anthropic", None
@@ -107,15 +115,16 @@ def table_price(model: str) -> Price | None:
     return Price(
         **{k: v or 0.0 for k, v in found.items() if k != "cache_write_1h"},
         cache_write_1h=found["cache_write_1h"],
-        source=TABLE_SOURCE,
+        source=table_source(),
     )
 
 
 def _base_rate(rate) -> float | None:
-    """A rate as a float; a tiered one at its base (a request under the first tier)."""
+    """A rate as a float; a tiered one (genai-prices' ``TieredPrices``) at its base, the
+    rate of a request under the first tier."""
     if rate is None:
         return None
-    return float(rate.base if isinstance(rate, TieredPrices) else rate)
+    return float(getattr(rate, "base", rate))
 
 
 def override(model: str, rates: Mapping[str, float]) -> Price:
@@ -123,7 +132,7 @@ def override(model: str, rates: Mapping[str, float]) -> Price:
     table = table_price(model)
     if table is None:
         return Price(**rates)
-    return attrs.evolve(table, **rates, source=f"{OVERRIDE_SOURCE} over {TABLE_SOURCE}")
+    return attrs.evolve(table, **rates, source=f"{OVERRIDE_SOURCE} over {table_source()}")
 
 
 def price_of(model: str, overrides: Mapping[str, Price]) -> Price | None:
