@@ -215,11 +215,14 @@ BAD_TABLES = [
 ]
 
 
-@pytest.mark.parametrize("body, expected", BAD_TABLES, ids=[e for _, e in BAD_TABLES])
-def test_every_bad_table_field_is_a_400_with_its_reason(served, body, expected):
-    status, reply = served.send("POST", "/api/tables", body, served.page_headers())
-    assert status == 400, reply
-    assert expected in reason(reply)
+def test_every_bad_table_field_is_a_400_with_its_reason(served):
+    # One server for every row: had any row started a table, the rows after it would be
+    # refused as a second table (409) instead, and the last check would see its log.
+    answers = []
+    for body, expected in BAD_TABLES:
+        status, reply = served.send("POST", "/api/tables", body, served.page_headers())
+        answers.append((status, expected in reason(reply), expected, reply[:120]))
+    assert [a for a in answers if a[:2] != (400, True)] == []
     assert_nothing_started(served)
 
 
