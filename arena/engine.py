@@ -45,6 +45,8 @@ from arena.view import (
     TalkLine,
 )
 
+MAX_DEALS = 2**63 - 1
+"""The most deals an episode plays: the compiled engine counts them in an int64."""
 NOTES_CAP = 4000
 """Private notes longer than this are truncated, and the seat is told so."""
 
@@ -69,8 +71,8 @@ class EpisodeConfig:
 
     @deals.validator
     def _check_deals(self, _attribute, value):
-        if value < 1:
-            raise ValueError(f"deals must be >= 1, got {value}")
+        if not 1 <= value <= MAX_DEALS:
+            raise ValueError(f"deals must be 1 to {MAX_DEALS}, got {value}")
 
     @clock.validator
     def _check_clock(self, _attribute, value):

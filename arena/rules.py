@@ -26,6 +26,9 @@ from arena.modes import WILD_ONES, Mode
 from arena.probability import count
 
 DEFAULT_MAX_BIDS = 12
+MAX_BIDS_CAP = 2**31 - 1
+"""The highest bid cap a table takes: the compiled engine holds it in a C int. A cap
+past the longest raise ladder never binds, so this bounds nothing a table can play."""
 MIN_SEATS = 2
 MAX_SEATS = 8
 
@@ -64,8 +67,8 @@ class TableRules:
 
     @max_bids.validator
     def _check_max_bids(self, _attribute, value):
-        if value < 1:
-            raise ValueError(f"max bids per deal must be >= 1, got {value}")
+        if not 1 <= value <= MAX_BIDS_CAP:
+            raise ValueError(f"max bids per deal must be 1 to {MAX_BIDS_CAP}, got {value}")
 
     @property
     def max_quantity(self) -> int:

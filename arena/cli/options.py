@@ -14,9 +14,10 @@ import sys
 from collections.abc import Callable
 
 from arena.check import distinct_episodes, load_checked
+from arena.engine import MAX_DEALS
 from arena.fast import ENGINES
 from arena.plugins import PluginHost, Registry
-from arena.rules import DEFAULT_MAX_BIDS, MAX_SEATS, MIN_SEATS
+from arena.rules import DEFAULT_MAX_BIDS, MAX_BIDS_CAP, MAX_SEATS, MIN_SEATS
 from arena.runner import DEFAULT_SEATS, EpisodeRequest
 from arena.seats import SeatSpec
 
@@ -69,7 +70,10 @@ def add_table_options(parser: argparse.ArgumentParser, *, engines: bool = True) 
         "--mode", default="dice", help="game mode plugin: dice, poker, ... (default dice)"
     )
     parser.add_argument(
-        "--deals", type=bounded(int, 1), default=20, help="deals per episode, >= 1 (default 20)"
+        "--deals",
+        type=bounded(int, 1, MAX_DEALS),
+        default=20,
+        help=f"deals per episode, 1..{MAX_DEALS} (default 20)",
     )
     parser.add_argument(
         "--seats",
@@ -80,9 +84,9 @@ def add_table_options(parser: argparse.ArgumentParser, *, engines: bool = True) 
     )
     parser.add_argument(
         "--max-bids",
-        type=bounded(int, 1),
+        type=bounded(int, 1, MAX_BIDS_CAP),
         default=DEFAULT_MAX_BIDS,
-        help=f"bid cap per deal, >= 1 (default {DEFAULT_MAX_BIDS})",
+        help=f"bid cap per deal, 1..{MAX_BIDS_CAP} (default {DEFAULT_MAX_BIDS})",
     )
     parser.add_argument(
         "--talk",
