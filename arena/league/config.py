@@ -9,6 +9,7 @@ change between runs of the same league.
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -17,8 +18,10 @@ from urllib.parse import urlencode
 
 import attrs
 
+from arena.engine import MAX_DEALS
 from arena.fast import ENGINES
 from arena.league.cost import RATE_KEYS, Price, override
+from arena.rules import MAX_BIDS_CAP, MAX_SEATS, MIN_SEATS
 from arena.runner import EpisodeRequest
 from arena.seats import SeatSpec
 from arena_plugins.claude.limiter import Limits as ApiLimits
@@ -30,6 +33,17 @@ else:  # pragma: no cover - the tomli dependency exists for Python 3.10 only
 
 SCHEDULES = ("balanced", "combinations", "random")
 CLAUDE_SETTINGS = ("model", "max_tokens", "temperature")
+MAX_EPISODES = 2**63 - 1
+"""The most episodes a league schedules: the store numbers them in SQLite INTEGERs."""
+MAX_CONCURRENCY = 1024
+"""The most tables in flight: each is a thread, a process or a Ray task, and a machine
+runs out of those long before a league would gain from more."""
+TABLE_RANGES = {
+    "deals": (1, MAX_DEALS),
+    "seats": (MIN_SEATS, MAX_SEATS),
+    "max_bids": (1, MAX_BIDS_CAP),
+}
+"""The ``[table]`` numbers and the range each takes: the command line's own."""
 
 
 class LeagueError(ValueError):
@@ -85,11 +99,33 @@ class LeagueSpec:
             raise LeagueError("a league needs at least one entrant")
         if self.schedule not in SCHEDULES:
             raise LeagueError(f"unknown schedule {self.schedule!r} (known: {', '.join(SCHEDULES)})")
+        _whole(self.tables, "tables", high=MAX_EPISODES)
+        _whole(self.concurrency, "concurrency", high=MAX_CONCURRENCY)
         if len(self.entrants) < self.table.seats and not self.allow_repeat:
             raise LeagueError(
                 f"{len(self.entrants)} entrants cannot fill {self.table.seats}-seat tables"
                 " without allow_repeat"
             )
+        if self.episodes > MAX_EPISODES:
+            raise LeagueError(
+                f"{self.tables} tables schedule {self.episodes} episodes;"
+                f" a league holds at most {MAX_EPISODES}"
+            )
+
+    @property
+    def rotations(self) -> int:
+        """Episodes per drawn table: every rotation of its seats with ``duplicate``."""
+        return self.table.seats if self.duplicate else 1
+
+    @property
+    def episodes(self) -> int:
+        """How many episodes the schedule holds (:mod:`arena.league.schedule` draws them):
+        with ``combinations`` a table is a round of every group of ``seats`` entrants."""
+        groups = 1
+        if self.schedule == "combinations":
+            pool = len(self.entrants) + (self.table.seats - 1 if self.allow_repeat else 0)
+            groups = math.comb(pool, self.table.seats)
+        return self.tables * groups * self.rotations
 
     def settings(self) -> dict:
         """The JSON form stored with the league, to refuse resuming a different one."""
@@ -131,6 +167,12 @@ def read_league_file(path: str | Path) -> LeagueSpec:
         raise LeagueError(f"{path}: cannot read league file ({exc.strerror or exc})") from None
     except tomllib.TOMLDecodeError as exc:
         raise LeagueError(f"{path}: not a TOML league file ({exc})") from None
+    except UnicodeDecodeError as exc:
+        raise LeagueError(
+            f"{path}: not a TOML league file (not UTF-8 text: byte {exc.start})"
+        ) from None
+    except RecursionError:
+        raise LeagueError(f"{path}: not a TOML league file (nested too deeply)") from None
     try:
         return league_from_mapping(data)
     except (LeagueError, TypeError, ValueError) as exc:
@@ -139,9 +181,7 @@ def read_league_file(path: str | Path) -> LeagueSpec:
 
 def league_from_mapping(data: Mapping[str, Any]) -> LeagueSpec:
     _known(data, "the file", ("league", "table", "entrants", "limits", "prices"))
-    league = dict(data.get("league", {}))
-    table = dict(data.get("table", {}))
-    limits = dict(data.get("limits", {}))
+    league, table, limits = (_section(data, name) for name in ("league", "table", "limits"))
     _known(
         league,
         "[league]",
@@ -157,15 +197,21 @@ def league_from_mapping(data: Mapping[str, Any]) -> LeagueSpec:
     if not isinstance(entrants, Mapping) or not entrants:
         raise LeagueError("[entrants] must name at least one entrant")
     prices = {}
-    for model, rates in data.get("prices", {}).items():
+    for model, rates in _section(data, "prices").items():
         _known(rates, f"[prices.{model!r}]", tuple(RATE_KEYS))
         for kind, rate in rates.items():
             if not isinstance(rate, (int, float)) or isinstance(rate, bool) or rate < 0:
                 raise LeagueError(f"[prices.{model!r}]: {kind} must be a number >= 0, got {rate!r}")
         prices[model] = override(model, rates)
-    for key in ("deals", "seats", "max_bids"):
+    for key, (low, high) in TABLE_RANGES.items():
         if key in table:
-            _whole(table[key], key)
+            _whole(table[key], key, low, high)
+    clock = table.get("clock")
+    if clock is not None and not (
+        isinstance(clock, (int, float)) and not isinstance(clock, bool)
+        and math.isfinite(clock) and clock > 0
+    ):  # fmt: skip
+        raise LeagueError(f"[table]: clock must be finite seconds > 0, got {clock!r}")
     if not isinstance(table.get("mode", ""), str) or not isinstance(table.get("talk", False), bool):
         raise LeagueError("[table]: mode must be a string and talk true or false")
     if table.get("engine", "auto") not in ENGINES:
@@ -215,7 +261,17 @@ def _known(table: Any, where: str, keys: tuple[str, ...]) -> None:
         raise LeagueError(f"{where}: unknown key {unknown[0]!r} (known: {', '.join(keys)})")
 
 
-def _whole(value: Any, name: str, low: int = 1) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or value < low:
-        raise LeagueError(f"{name} must be a whole number >= {low}, got {value!r}")
+def _section(data: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """The file's ``[name]`` table (empty when it has none), as a dict of its own."""
+    section = data.get(name, {})
+    if not isinstance(section, Mapping):
+        raise LeagueError(f"[{name}] must be a table")
+    return dict(section)
+
+
+def _whole(value: Any, name: str, low: int = 1, high: int | None = None) -> int:
+    whole = isinstance(value, int) and not isinstance(value, bool)
+    if not whole or value < low or high is not None and value > high:
+        span = f">= {low}" if high is None else f"{low} to {high}"
+        raise LeagueError(f"{name} must be a whole number {span}, got {value!r}")
     return value

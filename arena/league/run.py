@@ -18,7 +18,7 @@ import attrs
 from arena.league.config import LeagueError, LeagueSpec
 from arena.league.cost import TOKEN_KINDS, price_of, seat_tokens
 from arena.league.executors import Played, make_executor
-from arena.league.schedule import schedule
+from arena.league.schedule import fixtures
 from arena.league.store import LeagueStore, StoredEpisode, StoreError
 from arena.plugins import PluginHost
 from arena.seats import SeatSpec
@@ -62,28 +62,30 @@ def run_league(
     progress: Callable[[Progress], None] = lambda state: None,
     environ: Mapping[str, str] = os.environ,
 ) -> Progress:
-    """Play every fixture the store does not have yet, within the budget."""
+    """Play every fixture the store does not have yet, within the budget; the fixtures
+    are drawn as they are submitted, so the first table starts at once."""
     check_league(spec, host, allow_stand_in, environ)
     settings = spec.settings()
     store.check(settings)
     provenance = current_provenance(spec, host)
     check_provenance(store, provenance, allow_upgrade)
-    fixtures = schedule(spec)
-    finished = store.finished()
-    pending = [f for f in fixtures if f.index not in finished]
-    state = Progress(done=len(fixtures) - len(pending), total=len(fixtures))
+    finished = store.finished()  # indexes of this schedule: the settings matched
+    pending = (f for f in fixtures(spec) if f.index not in finished)
+    upcoming = next(pending, None)
+    state = Progress(done=len(finished), total=spec.episodes)
     state.tokens, state.usd, spent_episodes = store.spent()
     limiter.configure(spec.api_limits)
     progress(state)
     pool = make_executor(executor, host, spec.concurrency, spec.api_limits, address)
     try:
-        while pending or pool.busy:
-            while pending and pool.busy < pool.capacity:
+        while upcoming is not None or pool.busy:
+            while upcoming is not None and pool.busy < pool.capacity:
                 if _over_budget(spec, state, spent_episodes, pool.busy + 1):
                     state.stopped = "budget"
-                    pending.clear()
+                    upcoming = None
                     break
-                pool.submit(pending.pop(0))
+                pool.submit(upcoming)
+                upcoming = next(pending, None)
             arrived = [
                 stored_episode(spec, played, provenance, environ) for played in pool.collect(POLL)
             ]

@@ -17,11 +17,16 @@ With ``duplicate`` each table is replayed under every rotation of its seats on
 the same seed: every entrant then holds every hand and position of those
 deals, which cancels card luck. The rotations of a table are one group for the
 bootstrap (:mod:`arena.league.standings`).
+
+The fixtures are drawn as they are read (:func:`fixtures`; how many there are is
+:attr:`~arena.league.config.LeagueSpec.episodes`), so a league of any size starts its
+first table at once and holds no more of its schedule than it plays.
 """
 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
 
 import attrs
 
@@ -46,24 +51,29 @@ class Fixture:
 
 
 def schedule(spec: LeagueSpec) -> list[Fixture]:
+    """The whole schedule in one list, for a league small enough to hold it."""
+    return list(fixtures(spec))
+
+
+def fixtures(spec: LeagueSpec) -> Iterator[Fixture]:
+    """The schedule in order, each fixture drawn as it is read."""
     seats = spec.table.seats
-    fixtures: list[Fixture] = []
+    index = 0
     for table, (picks, seed) in enumerate(_DRAWS[spec.schedule](spec)):
-        for rotation in range(seats if spec.duplicate else 1):
+        for rotation in range(spec.rotations):
             seated = tuple(spec.entrants[picks[(slot + rotation) % seats]] for slot in range(seats))
             request = attrs.evolve(spec.table, seed=seed, seat_specs=tuple(e.spec for e in seated))
             names = tuple(e.name for e in seated)
-            fixtures.append(Fixture(len(fixtures), table, rotation, names, request))
-    return fixtures
+            yield Fixture(index, table, rotation, names, request)
+            index += 1
 
 
 Draw = tuple[list[int], int]
 """A table's entrants by slot (indices into the league's entrants) and its episode seed."""
 
 
-def _balanced(spec: LeagueSpec) -> list[Draw]:
+def _balanced(spec: LeagueSpec) -> Iterator[Draw]:
     count = [0] * len(spec.entrants)
-    tables = []
     for table in range(spec.tables):
         rng = seeding.stream(spec.seed, LEAGUE, table)
         order = rng.permutation(len(count)).tolist()
@@ -74,29 +84,24 @@ def _balanced(spec: LeagueSpec) -> list[Draw]:
             chosen = min(free, key=lambda e: (count[e], place[e]))
             count[chosen] += 1
             picks.append(chosen)
-        tables.append((picks, _seed(rng)))
-    return tables
+        yield picks, _seed(rng)
 
 
-def _combinations(spec: LeagueSpec) -> list[Draw]:
+def _combinations(spec: LeagueSpec) -> Iterator[Draw]:
+    """Every group of entrants in turn, ``tables`` rounds over."""
     pick = itertools.combinations_with_replacement if spec.allow_repeat else itertools.combinations
-    groups = list(pick(range(len(spec.entrants)), spec.table.seats))
-    tables = []
-    for table in range(spec.tables * len(groups)):
-        group = groups[table % len(groups)]
+    rounds = (pick(range(len(spec.entrants)), spec.table.seats) for _ in range(spec.tables))
+    for table, group in enumerate(itertools.chain.from_iterable(rounds)):
         rng = seeding.stream(spec.seed, LEAGUE, table)
         order = rng.permutation(len(group)).tolist()
-        tables.append(([group[i] for i in order], _seed(rng)))
-    return tables
+        yield [group[i] for i in order], _seed(rng)
 
 
-def _random(spec: LeagueSpec) -> list[Draw]:
-    tables = []
+def _random(spec: LeagueSpec) -> Iterator[Draw]:
     for table in range(spec.tables):
         rng = seeding.stream(spec.seed, LEAGUE, table)
         picks = rng.choice(len(spec.entrants), size=spec.table.seats, replace=spec.allow_repeat)
-        tables.append((picks.tolist(), _seed(rng)))
-    return tables
+        yield picks.tolist(), _seed(rng)
 
 
 def _seed(rng) -> int:
