@@ -19,8 +19,8 @@ API documentation, independent of the seat's table): its output limit, the
 thinking types the model takes, ``budget_tokens`` under ``max_tokens``, and no
 thinking with a forced tool. A refusal is the API's 400 with its message. A
 request that thinks gets thinking blocks (a signature each; empty text where
-``display`` is ``omitted``) before the rest of the content, a made-up one with a
-unique marker when the script gave none; a request that does not think gets none.
+``display`` is ``omitted``) before the rest of the content, a made-up one
+(:func:`made_up_thought`) when the script gave none; a request that does not think gets none.
 
 Usage reports model prompt caching the way the API describes it: a prefix is
 written at each ``cache_control`` breakpoint (5-minute or, with ``ttl: "1h"``,
@@ -115,6 +115,8 @@ MODEL_RULES: dict[str, ModelRules] = {
 }
 """By model-ID prefix (the longest that matches). A model not listed is not checked."""
 FORCED_TOOL_WITH_THINKING = "Thinking may not be enabled when tool_choice forces tool use."
+THOUGHT_MARKER = "[thought "
+"""How every thought the server makes up begins."""
 MIN_BUDGET = 1024
 
 
@@ -299,7 +301,7 @@ class MessagesServer:
         if thinking_type(body) is None:
             return rest, 0
         if not thinking:
-            thinking = [thought(f"[thought msg_{number:06d}] Weighing the standing bid.")]
+            thinking = [thought(made_up_thought(body))]
         rules = model_rules(str(body.get("model", "")))
         default = rules.display if rules is not None else "summarized"
         display = (body.get("thinking") or {}).get("display") or default
@@ -427,6 +429,13 @@ def _handler_for(server: MessagesServer) -> type[BaseHTTPRequestHandler]:
                 pass
 
     return Handler
+
+
+def made_up_thought(body: dict[str, Any]) -> str:
+    """The server's thought for a request whose script gave none: marked with a digest of
+    the request, so it is unique to it and the same whatever order requests arrive in."""
+    digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:16]
+    return f"{THOUGHT_MARKER}{digest}] Weighing the standing bid."
 
 
 def _thinking_tokens(block: dict[str, Any]) -> int:

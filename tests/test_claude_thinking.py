@@ -16,8 +16,10 @@ import anthropic
 import pytest
 from messages_server import (
     FORCED_TOOL_WITH_THINKING,
+    THOUGHT_MARKER,
     Fail,
     MessagesServer,
+    made_up_thought,
     redacted,
     table_player,
     text,
@@ -168,12 +170,11 @@ def test_four_seats_on_an_always_thinking_model_play_their_own_moves(host, opus_
 def test_every_thinking_block_is_on_its_decision_line(host, opus_4_7):
     _, records = four_claudes(host, deals=3)
     decisions = decisions_of(records)
-    # The server made one thought per answer, marked with its message number: the n-th
-    # decision was the n-th answer, so its line holds exactly that thought.
-    for number, decision in enumerate(decisions, start=1):
-        assert decision["thinking"] == [
-            {"type": "thinking", "text": f"[thought msg_{number:06d}] Weighing the standing bid."}
-        ]
+    # The server made one thought per answer, marked with a digest of its request: the
+    # n-th decision was the answer to the n-th request, so its line holds that thought.
+    assert len(decisions) == len(opus_4_7.requests)
+    for decision, sent in zip(decisions, opus_4_7.requests, strict=True):
+        assert decision["thinking"] == [{"type": "thinking", "text": made_up_thought(sent.json)}]
     # A forced challenge asked nobody: no thinking on it.
     assert all("thinking" not in r for r in records if r.get("forced"))
 
@@ -187,7 +188,7 @@ def test_no_seat_s_thinking_reaches_any_request(host, opus_4_7):
     ]
     assert len({words for _, words in thoughts}) == len(thoughts) == len(opus_4_7.requests)
     assert {slot for slot, _ in thoughts} == {0, 1, 2, 3}
-    marker = b"[thought msg_"
+    marker = THOUGHT_MARKER.encode()
     for sent in opus_4_7.requests:
         # Not another seat's, not the same seat's earlier ones: no thought, in any encoding.
         assert marker not in sent.body and marker.decode() not in json.dumps(sent.json)
