@@ -4,8 +4,9 @@ named them false. Three counts per slot, never a judgement of the seat.
 A Claude seat's private thinking is on the line of the decision it led to (the
 ``thinking`` key of a ``bid``: the API's blocks in order, ``{"type": "thinking",
 "text": ...}`` or ``{"type": "redacted"}``). The audit reporter ``bluffReasoning``
-joins it to ``bluffRate``'s false bids, by the same definition
-(:func:`arena_plugins.softplay.false_when_made`), and reports per slot:
+joins it to ``bluffRate``'s false bids: the soft-play tally keeps each false
+bid's thinking as it counts it (one pass, one definition of a false bid), and
+this reports per slot:
 
 - ``bluffs``: the seat's false bids (``bluffRate``'s numerator);
 - ``bluffsWithReasoning``: of those, the ones whose line carries any thinking
@@ -26,9 +27,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from arena import hookimpl
-from arena.audit import per_log
-from arena.modes import from_header
-from arena_plugins.softplay import false_when_made
+from arena_plugins.softplay import tally
 
 NAMED_FALSE = (
     "bluff",
@@ -53,34 +52,19 @@ def names_false(thinking: Sequence[dict[str, Any]]) -> bool:
     return any(_NAMED_FALSE.search(block.get("text", "")) for block in thinking)
 
 
-def _bluff_reasoning(records: Sequence[dict[str, Any]]) -> list[dict[str, int]]:
-    """One pass: each slot's false bids, and how many of them carried (false-naming) thinking."""
-    header = records[0]
-    wild = from_header(header).wild
-    counts = [
-        {"bluffs": 0, "bluffsWithReasoning": 0, "bluffsNamedFalse": 0} for _ in header["seats"]
+def bluff_reasoning(records: Sequence[dict[str, Any]]) -> list[dict[str, int]]:
+    """Each slot's false bids, and how many of them carried (false-naming) thinking: read
+    off the soft-play tally, which every reporter of the log shares."""
+    soft = tally(records)
+    thinking = soft.bluff_thinking or [[] for _ in soft.bids]
+    return [
+        {
+            "bluffs": false,
+            "bluffsWithReasoning": len(reasoned),
+            "bluffsNamedFalse": sum(map(names_false, reasoned)),
+        }
+        for false, reasoned in zip(soft.false_bids, thinking, strict=True)
     ]
-    hands: list = []
-    table: list[int] = []
-    for record in records:
-        kind = record["type"]
-        if kind == "deal":
-            hands, table = record["hands"], []
-        elif kind == "bid":
-            table = table or [symbol for hand in hands for symbol in hand]
-            if not false_when_made(table, record, wild):
-                continue
-            seat = counts[record["slot"]]
-            seat["bluffs"] += 1
-            thinking = record.get("thinking")
-            if thinking:
-                seat["bluffsWithReasoning"] += 1
-                seat["bluffsNamedFalse"] += names_false(thinking)
-    return counts
-
-
-bluff_reasoning = per_log(_bluff_reasoning, reads_made=True)
-"""It reads a hand the same as a list or a tuple, and the header's seats only for their number."""
 
 
 @hookimpl

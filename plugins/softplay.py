@@ -87,6 +87,10 @@ class SoftPlay:
     """Every decision a seat took: openings, raises and unforced challenges."""
     deals: int
     """Deals resolved (every challenge, forced ones included)."""
+    bluff_thinking: list[list[list[dict[str, Any]]]] | None = None
+    """``bluff_thinking[s]``: the ``thinking`` of each of s's false bids that carried some,
+    in log order (``arena_plugins.reasoning`` reads it). ``None`` from the compiled
+    engine, whose seats never think: no bluff of any seat came with thinking."""
 
     @property
     def forgone(self) -> Matrix:
@@ -119,6 +123,7 @@ def _tally(records: Sequence[dict[str, Any]]) -> SoftPlay:
     band_faced = [[[0] * (BANDS + 1) for _ in range(seats)] for _ in range(seats)]
     band_forgone = [[[0.0] * (BANDS + 1) for _ in range(seats)] for _ in range(seats)]
     bids, false_bids = [0] * seats, [0] * seats
+    bluff_thinking: list[list] = [[] for _ in range(seats)]
     decisions = deals = 0
     hands: list[list[int]] = []
     table: list[int] = []
@@ -139,7 +144,10 @@ def _tally(records: Sequence[dict[str, Any]]) -> SoftPlay:
                 band_forgone[slot][bidder][worth] += value
             bids[slot] += 1
             table = table or [symbol for hand in hands for symbol in hand]
-            false_bids[slot] += false_when_made(table, record, wild)
+            if false_when_made(table, record, wild):
+                false_bids[slot] += 1
+                if record.get("thinking"):
+                    bluff_thinking[slot].append(record["thinking"])
             standing = record
         elif kind == "challenge":
             deals += 1
@@ -155,7 +163,16 @@ def _tally(records: Sequence[dict[str, Any]]) -> SoftPlay:
                 band_faced[slot][bidder][worth] += 1
             standing = None
     return SoftPlay(
-        faced, challenged, net, band_faced, band_forgone, bids, false_bids, decisions, deals
+        faced,
+        challenged,
+        net,
+        band_faced,
+        band_forgone,
+        bids,
+        false_bids,
+        decisions,
+        deals,
+        bluff_thinking,
     )
 
 
