@@ -555,15 +555,16 @@ def test_a_log_that_quits_mid_deal_passes_and_every_checked_reader_reads_it(
     assert main(["check", str(path)]) == 0
     assert capsys.readouterr().out == f"{path}: ok (dice seed 11, quit, {resolved} deals)\n"
     assert load_checked(path, registry=host.registry) == quit_records
-    page = tmp_path / "replay.html"
+    pages = [tmp_path / "replay.html", tmp_path / "report.html"]
     for command in (
         ["audit", str(path)],
         ["show", str(path)],
-        ["replay", str(path), "-o", str(page)],
+        ["replay", str(path), "-o", str(pages[0])],
+        ["report", str(path), "-o", str(pages[1])],
     ):
         assert main(command) == 0, command
         assert "error" not in capsys.readouterr().err
-    assert page.stat().st_size > 0
+    assert all(page.stat().st_size > 0 for page in pages)
 
 
 def quit_with_every_deal_played(records):
