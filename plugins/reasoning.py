@@ -3,10 +3,10 @@ named them false. Three counts per slot, never a judgement of the seat.
 
 A Claude seat's private thinking is on the line of the decision it led to (the
 ``thinking`` key of a ``bid``: the API's blocks in order, ``{"type": "thinking",
-"text": ...}`` or ``{"type": "redacted"}``). The audit reporter ``bluffReasoning``
-joins it to ``bluffRate``'s false bids: the soft-play tally keeps each false
-bid's thinking as it counts it (one pass, one definition of a false bid), and
-this reports per slot:
+"text": ...}`` or ``{"type": "redacted"}``). Three audit reporters join it to
+``bluffRate``'s false bids: the soft-play tally keeps each false bid's thinking
+as it counts it (one pass, one definition of a false bid), and they read it off,
+each a list by slot like ``bluffRate``:
 
 - ``bluffs``: the seat's false bids (``bluffRate``'s numerator);
 - ``bluffsWithReasoning``: of those, the ones whose line carries any thinking
@@ -52,21 +52,26 @@ def names_false(thinking: Sequence[dict[str, Any]]) -> bool:
     return any(_NAMED_FALSE.search(block.get("text", "")) for block in thinking)
 
 
-def bluff_reasoning(records: Sequence[dict[str, Any]]) -> list[dict[str, int]]:
-    """Each slot's false bids, and how many of them carried (false-naming) thinking: read
-    off the soft-play tally, which every reporter of the log shares."""
+def _bluff_thinking(records: Sequence[dict[str, Any]]) -> list[list]:
+    """Per slot, the thinking of each false bid that carried some (see the soft-play tally)."""
     soft = tally(records)
-    thinking = soft.bluff_thinking or [[] for _ in soft.bids]
-    return [
-        {
-            "bluffs": false,
-            "bluffsWithReasoning": len(reasoned),
-            "bluffsNamedFalse": sum(map(names_false, reasoned)),
-        }
-        for false, reasoned in zip(soft.false_bids, thinking, strict=True)
-    ]
+    return soft.bluff_thinking or [[] for _ in soft.bids]
+
+
+def bluffs(records):
+    return tally(records).false_bids
+
+
+def bluffs_with_reasoning(records):
+    return [len(reasoned) for reasoned in _bluff_thinking(records)]
+
+
+def bluffs_named_false(records):
+    return [sum(map(names_false, reasoned)) for reasoned in _bluff_thinking(records)]
 
 
 @hookimpl
 def register_audit_reporters(register):
-    register("bluffReasoning", bluff_reasoning)
+    register("bluffs", bluffs)
+    register("bluffsWithReasoning", bluffs_with_reasoning)
+    register("bluffsNamedFalse", bluffs_named_false)

@@ -388,7 +388,7 @@ def test_thinking_shows_in_the_spectator_view_only(page, tmp_path, host):
         "document.querySelector('tr.thinking').previousElementSibling.dataset.index"
     ) == str(index)
     assert tab.evaluate("window.pwned") is None
-    # The audit panel's bluffReasoning rows: one false bid carries thinking, which names it
+    # The audit panel's reasoning rows: one false bid carries thinking, which names it
     # false ("bluff"): 1 for its bidder, 0 for every other seat.
     for figure in ("bluffsWithReasoning", "bluffsNamedFalse"):
         cells = tab.locator(f'table.figure[data-figure="{figure}"] td').all_text_contents()

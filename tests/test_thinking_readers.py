@@ -18,12 +18,13 @@ from messages_server import Answer, MessagesServer, table_player, thought
 from test_audit_softplay import bid, challenge, deal, episode, result
 from test_claude_seat import offline  # noqa: F401  (autouse: no key, closed loopback URL)
 
+from arena.audit import run_audit
 from arena.check import verify
 from arena.cli import main
 from arena.eventlog import read_log
 from arena.runner import EpisodeRequest, run_episode
 from arena.seats import SeatSpec
-from arena_plugins.reasoning import NAMED_FALSE, bluff_reasoning, names_false
+from arena_plugins.reasoning import NAMED_FALSE, names_false
 from arena_plugins.softplay import tally
 
 SEATS = tuple(SeatSpec.parse(s) for s in ("bayes", "pressure", "bayes", "pressure"))
@@ -168,26 +169,20 @@ def reasoned(tmp_path) -> list[dict]:
     return read_log(save(tmp_path / "hand.jsonl", LOG))
 
 
-def test_bluff_reasoning_counts_each_seats_false_bids_and_their_thinking(reasoned):
+def test_the_reasoning_figures_count_each_seats_false_bids_and_their_thinking(reasoned, host):
     # s0: one bid, true: nothing. s1: 5x2 (named "BLUFF") and 2x4 (named "unlikely").
     # s2: 5x3 (redacted) and 3x6 ("believe" only): reasoning on both, neither named.
     # s3: 6x6 (no thinking) and 4x6 ("lie", as a word): two bluffs, one reasoned and named.
-    assert bluff_reasoning(reasoned) == [
-        {"bluffs": 0, "bluffsWithReasoning": 0, "bluffsNamedFalse": 0},
-        {"bluffs": 2, "bluffsWithReasoning": 2, "bluffsNamedFalse": 2},
-        {"bluffs": 2, "bluffsWithReasoning": 2, "bluffsNamedFalse": 0},
-        {"bluffs": 2, "bluffsWithReasoning": 1, "bluffsNamedFalse": 1},
-    ]
-
-
-def test_its_bluffs_are_bluff_rates_false_bids(reasoned):
-    soft = tally(reasoned)
-    assert [seat["bluffs"] for seat in bluff_reasoning(reasoned)] == soft.false_bids
-    assert soft.bluff_rate == [0.0, 1.0, 1.0, 1.0]  # every bid but s0's 3x1 was false
+    audit = run_audit(host.registry.reporters.values(), reasoned)
+    assert audit["bluffs"] == [0, 2, 2, 2]
+    assert audit["bluffsWithReasoning"] == [0, 2, 2, 1]
+    assert audit["bluffsNamedFalse"] == [0, 2, 0, 1]
+    assert audit["bluffRate"] == [0.0, 1.0, 1.0, 1.0]  # every bid but s0's 3x1 was false
+    assert tally(reasoned).false_bids == audit["bluffs"]  # bluffRate's numerator
 
 
 def test_the_reporter_is_registered_and_lands_in_results_audit(host, played, tmp_path):
-    assert "bluffReasoning" in host.registry.reporters
+    assert {"bluffs", "bluffsWithReasoning", "bluffsNamedFalse"} <= set(host.registry.reporters)
     results, _ = run_episode(host, TABLE, environ={})  # the same seed: the same log
     # Rules.md by hand: a bid is false when its face's count over the deal's hands is under
     # its quantity (dice: no wilds). Scripted seats never think: none with reasoning.
@@ -198,9 +193,8 @@ def test_the_reporter_is_registered_and_lands_in_results_audit(host, played, tmp
         elif record["type"] == "bid":
             count = sum(hand.count(record["face"]) for hand in hands)
             false[record["slot"]] += count < record["quantity"]
-    section = results.audit["bluffReasoning"]
-    assert [seat["bluffs"] for seat in section] == false and sum(false) > 0
-    assert all(seat["bluffsWithReasoning"] == 0 for seat in section)
+    assert results.audit["bluffs"] == false and sum(false) > 0
+    assert results.audit["bluffsWithReasoning"] == results.audit["bluffsNamedFalse"] == [0] * 4
 
 
 @pytest.mark.parametrize(
@@ -268,21 +262,20 @@ def test_a_thinking_claude_seats_log_reads_in_check_show_and_the_audit(
     assert main(["check", str(log)]) == 0
     # The audit, against the rulebook by hand: a false bid is one whose face's count over
     # the deal's hands is under its quantity; "named" is the word "bluff" in its thinking.
-    expected = [{"bluffs": 0, "bluffsWithReasoning": 0, "bluffsNamedFalse": 0} for _ in range(4)]
+    expected = {name: [0] * 4 for name in ("bluffs", "bluffsWithReasoning", "bluffsNamedFalse")}
     for record in records:
         if record["type"] == "deal":
             hands = record["hands"]
         elif record["type"] == "bid":
             if sum(hand.count(record["face"]) for hand in hands) >= record["quantity"]:
                 continue
-            seat = expected[record["slot"]]
-            seat["bluffs"] += 1
+            slot = record["slot"]
+            expected["bluffs"][slot] += 1
             if "thinking" in record:
-                seat["bluffsWithReasoning"] += 1
-                seat["bluffsNamedFalse"] += "bluff" in record["thinking"][0]["text"]
-    assert results.audit["bluffReasoning"] == expected
-    named = sum(seat["bluffsNamedFalse"] for seat in expected)
-    reasoned = sum(seat["bluffsWithReasoning"] for seat in expected)
+                expected["bluffsWithReasoning"][slot] += 1
+                expected["bluffsNamedFalse"][slot] += "bluff" in record["thinking"][0]["text"]
+    assert {name: results.audit[name] for name in expected} == expected
+    named, reasoned = sum(expected["bluffsNamedFalse"]), sum(expected["bluffsWithReasoning"])
     assert 0 < named < reasoned  # both kinds of thinking came with some false bid
     # arena show --decisions prints every block of thinking, once, under its decision.
     capsys.readouterr()

@@ -32,9 +32,8 @@ from arena.web.page import asset, fill, script_json
 SOFT_PLAY_FIGURES = ("faced", "challenged", "net", "expLoss")
 """The per-pair matrices of the softplay reporters the page shows (docs/audit.md)."""
 
-SEAT_FIGURES = ("bluffRate",)
-REASONING_FIGURES = ("bluffs", "bluffsWithReasoning", "bluffsNamedFalse")
-"""The ``bluffReasoning`` reporter's counts, each shown as a row of the seats' figures."""
+SEAT_FIGURES = ("bluffRate", "bluffs", "bluffsWithReasoning", "bluffsNamedFalse")
+"""Per-seat figures: softplay's ``bluffRate`` and the reasoning plugin's counts."""
 
 
 # Records that belong to the decision that follows them (rule 11 and token accounting).
@@ -155,12 +154,8 @@ def _mark_facers(deal: dict) -> None:
 def _audit(records: list[dict], host: PluginHost) -> dict[str, Any]:
     """The soft-play figures the arena's own reporters compute from this log."""
     sections = run_audit(host.registry.reporters.values(), records)
-    seats = {name: sections[name] for name in SEAT_FIGURES if name in sections}
-    reasoning = sections.get("bluffReasoning")
-    if isinstance(reasoning, list):
-        seats |= {name: [seat[name] for seat in reasoning] for name in REASONING_FIGURES}
     return {
         "pairs": {name: sections[name] for name in SOFT_PLAY_FIGURES if name in sections},
-        "seats": seats,
+        "seats": {name: sections[name] for name in SEAT_FIGURES if name in sections},
         "failed": failures(sections),
     }
