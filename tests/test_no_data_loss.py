@@ -511,6 +511,26 @@ def test_a_league_stored_before_the_mark_is_read_and_resumed(league, tmp_path, c
     assert league.read_bytes()[68:72] == b"LIAR"  # its writer marks it
 
 
+def test_a_new_league_killed_before_its_first_checkpoint_is_still_a_league(tmp_path, capsys):
+    """Its mark, tables and episode are only in its -wal: the file's own header is unmarked."""
+    db = tmp_path / "new.sqlite"
+    pool = ["--pool", "bayes,random,pressure,bayes", "--tables", "1", "--deals", "1"]
+    script = (
+        "import os, sys\n"
+        "from arena.league.store import LeagueStore\n"
+        "LeagueStore.close = lambda self: os._exit(0)\n"  # killed once its episode is stored
+        "from arena.cli import main\n"
+        "main(sys.argv[1:])\n"
+    )
+    args = ["league", "run", *pool, "--db", str(db)]
+    subprocess.run([sys.executable, "-c", script, *args], check=True, timeout=120)
+    assert db.read_bytes()[68:72] == b"\0\0\0\0" and Path(f"{db}-wal").stat().st_size > 0
+    code, shown, err = arena(capsys, "league", "show", db, "--json")
+    assert (code, err) == (0, "") and json.loads(shown)["league"]["episodesStored"] == 1
+    code, resumed, err = arena(capsys, "league", "run", *pool, "--db", db, "--json")
+    assert (code, err) == (0, "") and resumed == shown
+
+
 def test_a_league_on_a_read_only_mount_is_read(league, tmp_path, capsys):
     code, shown, _ = arena(capsys, "league", "show", league, "--json")
     assert code == 0

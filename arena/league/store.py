@@ -261,35 +261,47 @@ def open_read_only(path: str | Path, *, new: bool = False) -> sqlite3.Connection
 def _refuse_foreign(path: Path, new: bool) -> None:
     """Refuse a file that is not SQLite, or is another application's SQLite file.
 
-    The SQLite header says it (its first 16 bytes, the application ID at offset 68); an
-    unmarked file's tables are read without SQLite's companion files (``immutable``)."""
+    The SQLite header says it: its first 16 bytes, and the application ID at offset 68.
+    An unmarked file's own tables tell a league stored before the mark; they are read
+    ``immutable``, which makes nothing beside the file. Until its first checkpoint a
+    new league's mark and tables are only in its ``-wal``: a file with a ``-wal`` that
+    holds changes is read as any reader reads it.
+    """
     try:
         with open(path, "rb") as file:
             header = file.read(SQLITE_HEADER)
     except OSError as exc:
         raise StoreError(f"{path}: cannot read the league database ({exc.strerror})") from None
-    if not header and new:
-        return
-    if len(header) < SQLITE_HEADER or not header.startswith(SQLITE_MAGIC):
-        raise StoreError(f"{path}: not a league database (not an SQLite file); left as it was")
-    mark = int.from_bytes(header[68:72], "big", signed=True)
+    sqlite = len(header) == SQLITE_HEADER and header.startswith(SQLITE_MAGIC)
+    mark = int.from_bytes(header[68:72], "big", signed=True) if sqlite else 0
     if mark == APPLICATION_ID:
         return
-    tables = None
-    if mark == 0:  # a league stored before the mark, a new one, or another application's
+    logged = _wal_holds_changes(path)
+    if not logged and not header and new:
+        return
+    if not logged and not sqlite:
+        raise StoreError(f"{path}: not a league database (not an SQLite file); left as it was")
+    if logged or mark == 0:
+        uri = _read_only_uri(path) if logged else path.resolve().as_uri() + "?mode=ro&immutable=1"
         try:
-            with contextlib.closing(
-                sqlite3.connect(path.resolve().as_uri() + "?mode=ro&immutable=1", uri=True)
-            ) as db:
+            with contextlib.closing(sqlite3.connect(uri, uri=True)) as db:
+                (mark,) = db.execute("PRAGMA application_id").fetchone()
                 query = "SELECT name FROM sqlite_master WHERE type = 'table'"
                 tables = {name for (name,) in db.execute(query)}
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"{path}: not a league database ({exc}); left as it was") from None
-    if tables is not None and (tables >= LEAGUE_TABLES or (new and not tables)):
-        return
+        unmarked_league = mark == 0 and (tables >= LEAGUE_TABLES or (new and not tables))
+        if mark == APPLICATION_ID or unmarked_league:
+            return
     raise StoreError(
         f"{path}: not a league database (an SQLite file of another application); left as it was"
     )
+
+
+def _wal_holds_changes(path: Path) -> bool:
+    """Whether the file's write-ahead log may hold changes the file itself lacks."""
+    wal = Path(f"{path}-wal")
+    return wal.is_file() and wal.stat().st_size > 0
 
 
 def _read_only_uri(path: Path) -> str:
@@ -299,13 +311,13 @@ def _read_only_uri(path: Path) -> str:
     uri = path.resolve().as_uri() + "?mode=ro"
     if os.access(path.parent, os.W_OK):
         return uri
-    wal, shm = Path(f"{path}-wal"), Path(f"{path}-shm")
-    if not (wal.is_file() and wal.stat().st_size):
+    if not _wal_holds_changes(path):
         return uri + "&immutable=1"
+    shm = Path(f"{path}-shm")
     if not shm.exists():  # the one case SQLite cannot read: say why, not "unable to open"
         raise StoreError(
-            f"{path}: {wal.name} holds episodes not yet in the file, which SQLite reads only"
-            f" with {shm.name}, and the folder is read-only; copy the folder somewhere"
+            f"{path}: {path.name}-wal holds episodes not yet in the file, which SQLite reads"
+            f" only with {shm.name}, and the folder is read-only; copy the folder somewhere"
             " writable to read it"
         )
     return uri
