@@ -90,6 +90,8 @@ class PluginInfo:
     """Modes an untrusted distribution declares: listed as data, not played without --trust."""
     selection: str = "loaded"
     """``loaded``, ``essential``, ``allowed``, or a key of :data:`WITHHELD`: never imported."""
+    dropped: tuple[str, ...] = ()
+    """Names it registered before it broke, withdrawn with it."""
 
     @property
     def withheld(self) -> str | None:
@@ -170,6 +172,8 @@ class Registry:
     """Names nobody provides, and why: a refused registration's name, and the name of an
     entry point that was withheld or broken (what it would have registered is unknown,
     and its own name is what a user most likely asks for)."""
+    broken: list[str] = attrs.Factory(list)
+    """Why each broken plugin is broken: any unknown name may be one of theirs."""
 
     def seat(self, name: str) -> SeatType:
         if name in self.ambiguous:
@@ -180,9 +184,13 @@ class Registry:
         return self._lookup(self.seats, name, "seat")
 
     def _lookup(self, table: dict, name: str, kind: str):
-        if name not in table and name in self.withheld:
+        if name in table:
+            return table[name]
+        if name in self.withheld:
             raise UnknownName(f"{kind} {name!r} is unavailable: {self.withheld[name]}")
-        return _lookup(table, name, kind)
+        known = ", ".join(sorted(table)) or "none installed"
+        broken = f"; broken, providing nothing: {'; '.join(self.broken)}" if self.broken else ""
+        raise UnknownName(f"unknown {kind} {name!r} (known: {known}){broken}")
 
     def withhold(self, name: str, why: str) -> None:
         """Remember why ``name`` is not available; the first reason given stands."""
@@ -232,13 +240,13 @@ class PluginHost:
             self.manager.register(plugin, name=name)
             self.manager.check_pending()
         except Exception as exc:  # a hostile or broken plugin must not stop the host
-            self._drop(plugin, name, one_line(exc))
-            return self._record(listed(broken=one_line(exc)))
+            dropped = self._drop(plugin, name, one_line(exc))
+            return self._record(listed(broken=one_line(exc), dropped=dropped))
         try:
             hooks = self._collect(name, provenance)
         except (Exception, SystemExit) as exc:
-            self._drop(plugin, name, one_line(exc))
-            return self._record(listed(broken=one_line(exc)))
+            dropped = self._drop(plugin, name, one_line(exc))
+            return self._record(listed(broken=one_line(exc), dropped=dropped))
         return self._record(listed(hooks=hooks))
 
     def _collect(self, name: str, provenance: dict[str, str]) -> tuple[str, ...]:
@@ -275,16 +283,18 @@ class PluginHost:
             "register_audit_reporters": register_reporter,
         }[hook_name]
 
-    def _drop(self, plugin: object, name: str, why: str) -> None:
+    def _drop(self, plugin: object, name: str, why: str) -> tuple[str, ...]:
         """Undo a partial registration: the plugin and everything it registered, each name
-        remembered with ``why``."""
+        remembered with ``why``; returns those names."""
         if self.manager.is_registered(plugin):
             self.manager.unregister(plugin)
-        registry = self.registry
+        registry, dropped = self.registry, []
         for table in (registry.modes, registry.seats, registry.talk_filters, registry.reporters):
             for key in [k for k, v in table.items() if _source_of(v) == name]:
                 del table[key]
-                registry.withhold(key, f"plugin {name!r} was refused: {why}")
+                registry.withhold(key, refusal(name, why))
+                dropped.append(key)
+        return tuple(dropped)
 
     def _record(self, info: PluginInfo) -> PluginInfo:
         if info.broken:
@@ -292,6 +302,8 @@ class PluginHost:
         why = info.unavailable()
         if why:
             self.registry.withhold(info.name, why)
+        if info.broken:
+            self.registry.broken.append(why)
         self.plugins.append(info)
         return info
 
@@ -391,11 +403,9 @@ def _source_of(value: Any) -> str:
     return value[1] if isinstance(value, tuple) else value.source
 
 
-def _lookup(table: dict, name: str, kind: str):
-    if name not in table:
-        known = ", ".join(sorted(table)) or "none installed"
-        raise UnknownName(f"unknown {kind} {name!r} (known: {known})")
-    return table[name]
+def refusal(plugin: str, why: str) -> str:
+    """Why a name ``plugin`` registered is not available, as a lookup of it says."""
+    return f"plugin {plugin!r} was refused: {why}"
 
 
 def one_line(exc: BaseException) -> str:

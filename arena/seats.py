@@ -17,12 +17,13 @@ import attrs
 
 from arena import seeding
 from arena.actions import Action
-from arena.events import Thought
 from arena.rules import TableRules
 from arena.view import SeatView
 
-if TYPE_CHECKING:  # a sandbox worker builds contexts without importing numpy
+if TYPE_CHECKING:  # a sandbox worker builds contexts without numpy or the event classes
     import numpy as np
+
+    from arena.events import Thought
 
 
 class Seat(Protocol):

@@ -38,6 +38,7 @@ from arena.plugins import (
     TalkFilter,
     one_line,
     put_third_party,
+    refusal,
 )
 from arena.sandbox.discovery import Distribution
 from arena.sandbox.policy import SandboxPolicy
@@ -217,7 +218,9 @@ def sandboxed_plugins(host: PluginHost, dist: Distribution, described: list[dict
                 refused.append(one_line(exc))
                 log.warning("plugin registration refused", plugin=source, reason=refused[-1])
                 if data["name"] not in table:
-                    registry.withhold(data["name"], f"plugin {source!r} was refused: {refused[-1]}")
+                    registry.withhold(data["name"], refusal(source, refused[-1]))
+        for name in plugin.get("dropped", ()):
+            registry.withhold(name, refusal(source, plugin["broken"]))
         info = PluginInfo(
             source, dist.name, dist.version, tuple(plugin["hooks"]), plugin["broken"],
             policy.isolation, tuple(refused), code_modes, dist.statuses.get(source, "loaded"),

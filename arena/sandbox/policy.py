@@ -18,8 +18,8 @@ Isolation, strongest first:
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Mapping
+from shutil import which
 
 import attrs
 
@@ -87,10 +87,10 @@ class SandboxPolicy:
         choice = sandbox or environ.get("ARENA_SANDBOX", "auto") or "auto"
         if choice not in CHOICES:
             raise PolicyError(f"ARENA_SANDBOX must be auto, bwrap, process or off, not {choice!r}")
-        has_bwrap = shutil.which("bwrap") is not None
+        has_bwrap = which("bwrap") is not None
         if choice == "bwrap" and not has_bwrap:
             raise PolicyError("--sandbox bwrap, but bubblewrap (bwrap) is not installed")
-        if os.geteuid() == 0 and choice != "off" and shutil.which("setpriv") is None:
+        if os.geteuid() == 0 and choice != "off" and which("setpriv") is None:
             raise PolicyError(
                 "the arena runs as root and setpriv (util-linux) is not installed: "
                 "workers could not drop to their own uid (ARENA_SANDBOX=off runs no workers)"
@@ -120,7 +120,7 @@ class SandboxPolicy:
         if self.isolation == "bwrap":
             what = "bubblewrap namespaces"
         elif self.isolation == "process":
-            hidden = self.as_root and shutil.which("unshare") is not None
+            hidden = self.as_root and which("unshare") is not None
             network = "" if hidden else " and loopback network"
             what = f"a plain process (no bubblewrap: files{network} are NOT hidden)"
         else:
