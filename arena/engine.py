@@ -11,6 +11,7 @@ then the bayes baseline moves for it (rule 11).
 from __future__ import annotations
 
 import math
+import threading
 import time
 from collections.abc import Callable, Sequence
 
@@ -161,6 +162,7 @@ class Engine:
         emit: Callable[[Event], None],
         talk_filters: Sequence[TalkFilter] = (),
         provenance: dict | None = None,
+        closing: threading.Event | None = None,
     ):
         rules = config.rules
         if not len(seats) == len(policies) == len(fallbacks) == rules.seats:
@@ -174,6 +176,9 @@ class Engine:
         self.emit = emit
         self.talk_filters = list(talk_filters)
         self.provenance = provenance
+        self.closing = closing
+        """Set when the table is closed under the seats (a server stopping): the next
+        decision ends the episode ``quit``, as a person leaving does."""
         self.order = seeding.table_order(config.seed, rules.seats)
         self.deal_streams = seeding.DealStreams(config.seed)
         self.points = [0] * rules.seats
@@ -288,6 +293,8 @@ class Engine:
     def _decide(self, deal: _Deal, slot: int) -> tuple[Action, bool, Thoughts]:
         """One legal action for ``slot``, whether the fallback made it, and the reasoning
         the seat returned with the reply that made it."""
+        if self.closing is not None and self.closing.is_set():
+            raise SeatQuit("the table was closed")
         tally = self.tallies[slot]
         tally.decisions += 1
         reason = None

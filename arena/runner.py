@@ -8,6 +8,7 @@ This is the one place that turns seat specs, a mode name and options into an
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
@@ -118,6 +119,7 @@ def run_episode(
     *,
     force: bool = False,
     on_deals: Callable[[str, int], None] | None = None,
+    closing: threading.Event | None = None,
 ) -> tuple[Results, LogRecords]:
     """Play one episode; returns the results and the full event log's records
     (read back from the log as it was saved: see :class:`LogRecords`).
@@ -130,9 +132,11 @@ def run_episode(
     finished, a batch at a time as the log writes them (16 deals or 50 ms; the
     compiled engine writes the same text itself, in C). ``local_seats`` maps seat
     names to factories the caller supplies itself, e.g. the table server's browser
-    seats. The log at ``log_path`` is never clobbered unless ``force`` (see
-    :class:`EventLog`). A signal raises :class:`EpisodeInterrupted`; a failed
-    write ``LogWriteError``.
+    seats. ``closing``, once set, ends the episode ``quit`` at its next decision (the
+    table server stopping), so its log is complete; only the Python engine stops
+    between decisions, so it plays such a table. The log at ``log_path`` is never
+    clobbered unless ``force`` (see :class:`EventLog`). A signal raises
+    :class:`EpisodeInterrupted`; a failed write ``LogWriteError``.
     """
     registry = host.registry
     config = build_config(registry, request)
@@ -154,7 +158,8 @@ def run_episode(
     try:
         seats = _table_seats(host, config, typed, policies, local_seats or {})
         try:
-            engine_name = choose(request.engine, config, seats, watched=on_record is not None)
+            watched = on_record is not None or closing is not None
+            engine_name = choose(request.engine, config, seats, watched=watched)
         except EngineUnavailable as exc:
             raise SetupError(str(exc)) from None
         event_log = _open_log(log_path, force)
@@ -169,8 +174,9 @@ def run_episode(
                 if on_deals is not None:
                     event_log.follow_writes(_narrator(on_deals))
                 emit = event_log.emit if on_record is None else _tee(event_log, on_record)
+                talk_filters = [f.apply for f in filters]
                 engine = Engine(
-                    config, seats, policies, fallbacks, emit, [f.apply for f in filters], provenance
+                    config, seats, policies, fallbacks, emit, talk_filters, provenance, closing
                 )
             outcome = engine.play()
             played = event_log.stream()

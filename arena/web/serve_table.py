@@ -17,7 +17,6 @@ from __future__ import annotations
 import queue
 import secrets
 import threading
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +27,7 @@ from arena.eventlog import LogRecords
 from arena.logs import get_logger
 from arena.plugins import PluginHost, Registry
 from arena.runner import EpisodeRequest, build_config, run_episode, table_specs
-from arena.seats import Seat, SeatContext, SeatQuit, SeatSpec, SeatUnavailable
+from arena.seats import SeatContext, SeatQuit, SeatSpec, SeatUnavailable
 from arena.view import SeatView
 from arena_plugins.human import HUMAN
 from arena_plugins.human.feed import PublicFeed
@@ -135,23 +134,6 @@ def checked_specs(registry: Registry, request: EpisodeRequest) -> list[SeatSpec]
     return specs
 
 
-@attrs.frozen
-class UntilClosed:
-    """A policy's seat at a browser table: it plays until the server stops, then leaves."""
-
-    seat: Seat
-    closing: threading.Event
-
-    def decide(self, view: SeatView) -> Any:
-        if self.closing.is_set():
-            raise SeatQuit(CLOSING)
-        return self.seat.decide(view)
-
-    def close(self) -> None:
-        if hasattr(self.seat, "close"):
-            self.seat.close()
-
-
 class Table:
     """One episode being played: its viewers' channels, its seats, its log."""
 
@@ -164,7 +146,6 @@ class Table:
     ):
         registry = host.registry
         self.specs = checked_specs(registry, request)  # before any thread starts
-        kinds = {spec.name: registry.seat(spec.name) for spec in self.specs}
         self.host = host
         self.request = request
         self.timeout = timeout
@@ -180,13 +161,6 @@ class Table:
         }
         self.seats: dict[int, BrowserSeat] = {}
         self.left = threading.Event()
-        # A sandboxed seat is built by the runner in its worker, never here: it plays on to
-        # its next policy's or person's turn.
-        self.local_seats = {HUMAN: self._seat} | {
-            name: self._until_closed(kind.factory)
-            for name, kind in kinds.items()
-            if name != HUMAN and not kind.sandboxed
-        }
         self.records: LogRecords | None = None
         self.finished = threading.Event()
         self._thread = threading.Thread(target=self._play, name="arena-table", daemon=True)
@@ -220,7 +194,7 @@ class Table:
         return None if slot is None else self.seats.get(slot)
 
     def leave(self) -> None:
-        """Every seat leaves: the episode settles ``quit`` at its next turn, its log complete."""
+        """Close the table: the episode settles ``quit`` at its next decision, its log complete."""
         self.left.set()
         for seat in list(self.seats.values()):
             seat.wake()
@@ -231,9 +205,6 @@ class Table:
         seat = BrowserSeat(context, self.channels[token], self.timeout, self.left)
         self.seats[context.slot] = seat
         return seat
-
-    def _until_closed(self, factory: Callable[[SeatContext], Seat]):
-        return lambda context: UntilClosed(factory(context), self.left)
 
     def _on_record(self, record: dict[str, Any]) -> None:
         for token, feed in self.feeds.items():
@@ -248,7 +219,8 @@ class Table:
                 self.request,
                 log_path=self.log_path,
                 on_record=self._on_record,
-                local_seats=self.local_seats,
+                local_seats={HUMAN: self._seat},
+                closing=self.left,
             )
         except Exception as exc:  # the table is over either way; every page is told why
             log.error("table failed", error=repr(exc))
