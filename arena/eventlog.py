@@ -3,13 +3,15 @@
 The writer streams the log to a file as the episode runs, writing whole deals
 (each one as it ends on a slow table, sixteen at a time on a fast one), so a
 crash loses at most the deal in progress and 50 ms or 16 deals of play before
-it. Of a long log it keeps only a running digest; a short one, or one with no
-file, is also kept in memory. Reporters always parse the lines back
-(:class:`LogRecords`, from the file or that memory), so an episode's audit and
-the audit of its saved file read the same bytes, and a long episode's audit
-runs in bounded memory. The one exception is our own soft-play tally, which
-reads a list and a tuple alike: on a short log it may read the records as the
-Python engine made them (:meth:`EventLog.take_made`), which spares the parse.
+it. Of a long log it keeps only a running digest; a short one is also kept in
+memory, and a long one with no file to read back (no path, or a device) in an
+unnamed temporary file, so an episode's memory is bounded in its deals. Reporters
+always parse the lines back (:class:`LogRecords`, from the file, that memory or
+that temporary file), so an episode's audit and the audit of its saved file read
+the same bytes, and a long episode's audit runs in bounded memory. The one
+exception is our own soft-play tally, which reads a list and a tuple alike: on a
+short log it may read the records as the Python engine made them
+(:meth:`EventLog.take_made`), which spares the parse.
 
 A log is never lost or clobbered: it is written to ``NAME.part`` and renamed to
 ``NAME`` only when the episode settles; an existing file is refused unless the
@@ -27,11 +29,12 @@ import itertools
 import json
 import os
 import stat
+import tempfile
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO, NoReturn
 
 from arena.events import (
     BOUNDED_INTS,
@@ -88,7 +91,8 @@ class EventLog:
     Memory stays bounded for a log written to a regular file: past :data:`KEEP_BYTES`
     its lines are not kept, only their running SHA-256, and :meth:`stream` reads them
     back from the file. A log with no file, or one going to a device that cannot be
-    read back, keeps its bytes.
+    read back, keeps its bytes too, and past :data:`KEEP_BYTES` moves them to an unnamed
+    temporary file (gone when the log is): memory stays bounded there as well.
     """
 
     def __init__(self, path: str | Path | None = None, *, force: bool = False):
@@ -107,6 +111,11 @@ class EventLog:
         """Every flushed chunk of whole lines, while the log is small or has no regular
         file to read back; ``None`` once a file's log outgrows :data:`KEEP_BYTES`."""
         self._kept_bytes = 0
+        self._spill: BinaryIO | None = None
+        """The unnamed temporary file that holds the bytes of a long log with no file to read
+        back (see :attr:`_keeps_all`), once they outgrow :data:`KEEP_BYTES`."""
+        self._spilled = 0
+        """Bytes written to :attr:`_spill`."""
         self._digest = hashlib.sha256()
         self._committed = 0
         """Bytes of whole lines known to be in the file: where a failed write is cut back to."""
@@ -134,7 +143,7 @@ class EventLog:
         if self.path is not None:
             self._open()
         self._keeps_all = self.path is None or self.writing == self.path
-        """No file, or a device: the bytes can be read back only from memory."""
+        """No file, or a device: the bytes can be read back only from memory or the spill."""
 
     def _open(self) -> None:
         if self.path.is_dir():
@@ -262,21 +271,13 @@ class EventLog:
             first += len(records)
 
     def _read_back(self) -> Iterator[bytes]:
-        """The written file in blocks of whole lines, exactly its committed bytes."""
+        """The written file (or the spill) in blocks of whole lines, exactly its bytes."""
+        if self._spill is not None:
+            yield from _whole_lines(_reader_at(self._spill.fileno()), self._spilled, "spill")
+            return
         path = self.writing if self._fd is not None else self.path
-        left = self._committed
         with open(path, "rb") as file:
-            carry = b""
-            while left > 0:
-                block = file.read(min(_BLOCK, left))
-                if not block:
-                    raise LogError(f"{path}: the log was cut short while the episode ran")
-                left -= len(block)
-                block = carry + block
-                end = block.rfind(b"\n") + 1
-                carry = block[end:]
-                if end:
-                    yield block[:end]
+            yield from _whole_lines(file.read, self._committed, path)
 
     def text(self) -> str:
         """The log's bytes as they are (or would be) saved."""
@@ -353,8 +354,12 @@ class EventLog:
         if self._kept is not None:
             self._kept.append(data)
             self._kept_bytes += len(data)
-            if self._kept_bytes > KEEP_BYTES and not self._keeps_all:
-                self._kept = None  # read back from the file from now on
+            if self._kept_bytes > KEEP_BYTES:
+                if self._keeps_all:
+                    self._spill_kept()
+                self._kept = None  # read back from the file (or the spill) from now on
+        elif self._spill is not None:
+            self._to_spill(data)
         if self._fd is not None:
             self._write(data)
         self._digest.update(data)
@@ -370,6 +375,34 @@ class EventLog:
                 self._made += records
         if self._on_write is not None:
             self._on_write(records)
+
+    def _spill_kept(self) -> None:
+        """Move the kept bytes to an unnamed temporary file (see :attr:`_spill`)."""
+        try:
+            # open as long as the log is: its LogRecords read it back after close()
+            self._spill = tempfile.TemporaryFile(prefix="arena-log-", buffering=0)  # noqa: SIM115
+        except OSError as exc:
+            self._spill_failed(exc)
+        for chunk in self._kept or ():
+            self._to_spill(chunk)
+
+    def _to_spill(self, data: bytes) -> None:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(self._spill.fileno(), view) :]
+        except OSError as exc:
+            self._spill_failed(exc)
+        self._spilled += len(data)
+
+    def _spill_failed(self, exc: OSError) -> NoReturn:
+        failure = LogWriteError(
+            exc.errno,
+            f"cannot keep the event log in a temporary file: {exc.strerror or exc}"
+            " (set TMPDIR to a folder with room, or save the log to a file)",
+        )
+        self._failure = failure
+        raise failure from None
 
     def _write(self, data: bytes) -> None:
         try:
@@ -526,6 +559,35 @@ class LogRecords(Sequence[dict[str, Any]]):
 
 KEEP_PARSED = 20_000
 """Lines up to which :class:`LogRecords` keeps its records parsed (about 10 MB of them)."""
+
+
+def _whole_lines(read: Callable[[int], bytes], size: int, where) -> Iterator[bytes]:
+    """The first ``size`` bytes ``read`` gives, in blocks that each end at a line's end."""
+    left = size
+    carry = b""
+    while left > 0:
+        block = read(min(_BLOCK, left))
+        if not block:
+            raise LogError(f"{where}: the log was cut short while the episode ran")
+        left -= len(block)
+        block = carry + block
+        end = block.rfind(b"\n") + 1
+        carry = block[end:]
+        if end:
+            yield block[:end]
+
+
+def _reader_at(fd: int) -> Callable[[int], bytes]:
+    """A ``read(n)`` of ``fd`` from its start that leaves its offset (where writes go) alone."""
+    offset = 0
+
+    def read(size: int) -> bytes:
+        nonlocal offset
+        block = os.pread(fd, size, offset)
+        offset += len(block)
+        return block
+
+    return read
 
 
 def _is_special(path: Path) -> bool:

@@ -526,8 +526,8 @@ def test_records_read_ints_past_64_bits_back_as_ints(tmp_path, on_disk):
 
 @pytest.mark.parametrize("on_disk", [False, True], ids=["memory", "file"])
 def test_a_log_past_the_memory_cap_is_read_back_from_its_file(tmp_path, monkeypatch, on_disk):
-    """Past KEEP_BYTES a file's log is no longer held in memory and LogRecords reads it
-    from the file, chunk by chunk, on every pass; a log with no file keeps every byte."""
+    """Past KEEP_BYTES a log is no longer held in memory and LogRecords reads it from its
+    file, chunk by chunk, on every pass; a log with no file, from an unnamed temporary one."""
     monkeypatch.setattr("arena.eventlog.KEEP_BYTES", 300)
     monkeypatch.setattr("arena.eventlog._BLOCK", 64)  # blocks end mid-line: carried over
     monkeypatch.setattr("arena.eventlog.KEEP_PARSED", 10)  # records parsed again per pass
@@ -536,7 +536,8 @@ def test_a_log_past_the_memory_cap_is_read_back_from_its_file(tmp_path, monkeypa
     for event in events:
         log.emit(event)
     log.close()
-    assert (log._kept is None) is on_disk
+    assert log._kept is None
+    assert (log._spill is None) is on_disk
     expected = [json.loads(to_line(event)) for event in events]
     assert log.records() == expected
     stream = log.stream()
