@@ -79,6 +79,8 @@ def loggable(reply: Any) -> Any:
 
 def _parse_text(text: str) -> Action:
     stripped = text.strip()
+    if not stripped:  # e.g. a model that spent its max_tokens thinking
+        raise IllegalReply("empty reply: no action named (expected 'bid Q F' or 'challenge')")
     if stripped.startswith("{"):
         try:
             return _parse_mapping(json.loads(stripped))

@@ -17,6 +17,7 @@ import pytest
 from messages_server import (
     FORCED_TOOL_WITH_THINKING,
     THOUGHT_MARKER,
+    Answer,
     Fail,
     MessagesServer,
     made_up_thought,
@@ -253,6 +254,22 @@ def test_a_rejected_reply_s_thinking_is_on_its_rejected_line_not_on_the_move(hos
     first = moves(records, claude)[0]
     assert first["thinking"] == [{"type": "thinking", "text": "second"}]
     assert (results.seats[claude].rejected, results.seats[claude].fallbacks) == (1, 0)
+
+
+def test_a_reply_that_only_thinks_is_an_empty_reply_and_asked_again(host, api):
+    # Out of max_tokens before the tool call: thinking and nothing else.
+    api.push(
+        Answer((thought("Let me count every way the 3s could fall..."),), "max_tokens"),
+        tool_call({"action": "bid", "quantity": 2, "face": 3}),
+    )
+    claude, results, records = two_seat_table(host, claude_opens=True)
+    (rejected,) = of(records, "rejected", claude)
+    assert rejected["reason"] == (
+        "empty reply: no action named (expected 'bid Q F' or 'challenge')"
+    )
+    assert rejected["thinking"][0]["text"].startswith("Let me count")
+    assert "rejected: empty reply" in tail(api.requests[1])
+    assert moves(records, claude)[0]["fallback"] is False
 
 
 def test_with_thinking_off_nothing_thinks_and_the_tool_is_forced(host, api):
