@@ -67,14 +67,22 @@ class ReplyTimeout(ProtocolError):
 
 
 def encode(message: Any) -> bytes:
-    body = json.dumps(message, separators=(",", ":"), default=repr).encode()
-    return HEADER.pack(len(body)) + body
+    header, body = _frame(message)
+    return header + body
 
 
 def write_frame(fd: int, message: Any) -> None:
-    data = memoryview(encode(message))
-    while data:
-        data = data[os.write(fd, data) :]
+    """The header first, on its own: a reader refuses an oversized frame from it at once,
+    and a 100 MB body is never copied once more to sit behind it."""
+    for part in _frame(message):
+        data = memoryview(part)
+        while data:
+            data = data[os.write(fd, data) :]
+
+
+def _frame(message: Any) -> tuple[bytes, bytes]:
+    body = json.dumps(message, separators=(",", ":"), default=repr).encode()
+    return HEADER.pack(len(body)), body
 
 
 def read_frame(fd: int, deadline: float | None, cap: int, on_idle=None) -> Any:
