@@ -21,8 +21,10 @@ figures and logs, a log's rewritten audit tail) goes through :class:`Outputs`:
   cannot be renamed over: it is written in place, as ``arena play --log`` writes
   one, so ``/dev/full`` fails with "No space left on device".
 
-The event log streams to its own ``NAME.part`` (:mod:`arena.eventlog`): it is
-written as the episode runs, not in one piece.
+A process killed mid-write (kill -9, a power cut) may leave a hidden
+``.NAME.XXXXXXXX.part`` behind, never a damaged ``NAME``. The event log streams
+to its own ``NAME.part`` (:mod:`arena.eventlog`): it is written as the episode
+runs, not in one piece.
 
 A path that cannot be written at all (a missing folder, a directory, a read-only
 disk) is the user's to fix: :class:`OutputRefused`, exit code 2, like an input
@@ -109,20 +111,20 @@ class Outputs:
         self.check(path)
         body = data.encode() if isinstance(data, str) else data
         try:
-            mode = os.stat(path).st_mode
+            old = os.stat(path)
         except OSError:
-            mode = None
-        if mode is not None and stat.S_ISDIR(mode):
+            old = None
+        if old is not None and stat.S_ISDIR(old.st_mode):
             raise OutputRefused(f"cannot write {path}: {os.strerror(errno.EISDIR)}")
-        if mode is not None and not stat.S_ISREG(mode):  # /dev/stdout may name a pipe
+        if old is not None and not stat.S_ISREG(old.st_mode):  # /dev/stdout may name a pipe
             _write_in_place(path, body)
             return
         target = Path(os.path.realpath(path))  # a symlinked output replaces what it points to
         try:
-            fd = self._stage(target, mode)
+            fd = self._stage(target, old)
             try:
                 _write_all(fd, body)
-                if mode is not None:
+                if old is not None:
                     os.fsync(fd)
             finally:
                 os.close(fd)
@@ -168,9 +170,10 @@ class Outputs:
                 same = "" if path == source else f" (the same file as {source})"
                 raise OutputRefused(f"{path} is an input of this command{same}; not writing it")
 
-    def _stage(self, target: Path, mode: int | None) -> int:
-        """A new hidden file beside ``target``, with the mode the output will have, kept in
-        :attr:`_staged` at once so that a failure from here on removes it."""
+    def _stage(self, target: Path, old: os.stat_result | None) -> int:
+        """A new hidden file beside ``target``, with the mode (and, where allowed, the owner)
+        of the ``old`` file it replaces, kept in :attr:`_staged` at once so that a failure
+        from here on removes it."""
         while True:
             temp = target.with_name(f".{target.name}.{secrets.token_hex(4)}{TEMP_SUFFIX}")
             try:
@@ -178,9 +181,11 @@ class Outputs:
             except FileExistsError:
                 continue
             self._staged.append((temp, target))
-            if mode is not None:  # an output written again keeps the permissions it had
+            if old is not None:
                 self._replacing.add(target.parent)
-                os.fchmod(fd, stat.S_IMODE(mode))
+                os.fchmod(fd, stat.S_IMODE(old.st_mode))
+                with contextlib.suppress(PermissionError):  # only root may give a file away
+                    os.fchown(fd, old.st_uid, old.st_gid)
             return fd
 
 

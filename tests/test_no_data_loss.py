@@ -289,12 +289,15 @@ def test_audit_append_replaces_a_symlinked_logs_target_and_keeps_the_link(log, t
     link = tmp_path / "link.jsonl"
     link.symlink_to(log)
     log.chmod(0o640)
+    owner = (1234, 5678) if os.geteuid() == 0 else (os.getuid(), os.getgid())
+    os.chown(log, *owner)
     inode = log.stat().st_ino
     code, _, _ = arena(capsys, "audit", link, "--append")
     assert code == 0
     assert link.is_symlink() and link.resolve() == log
     assert log.stat().st_ino != inode  # a new file was renamed over the target
     assert stat.S_IMODE(log.stat().st_mode) == 0o640  # the rewritten log keeps its mode
+    assert (log.stat().st_uid, log.stat().st_gid) == owner  # and, written by root, its owner
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
 
 
