@@ -36,9 +36,6 @@ from arena.sandbox.protocol import WorkerCode, read_frame, write_frame
 from arena.sandbox.views import ViewReceiver, mode_from_json, mode_to_json
 from arena.seats import Reply, SeatContext
 
-OWN_SITE_FILE = "__editable__.liars_arena-"
-"""This project's editable install's ``.pth``: its code is first on the worker's path
-already, and importing its finder was a fifth of a worker's start."""
 PR_SET_DUMPABLE = 4
 PR_SET_PDEATHSIG = 1
 REQUEST_CAP = 1 << 30
@@ -48,7 +45,9 @@ REQUEST_CAP = 1 << 30
 def main(argv: list[str]) -> int:
     read_fd, write_fd = int(argv[0]), int(argv[1])
     _harden()
-    _add_site_files()
+    for directory in os.environ.get("ARENA_SITE_DIRS", "").split(os.pathsep):
+        if directory:
+            site.addsitedir(directory)  # editable installs are .pth files there
     sys.stdout = sys.stderr  # prints are the plugin's, and never reach the protocol fds
     try:
         message = read_frame(read_fd, None, REQUEST_CAP)
@@ -200,17 +199,6 @@ def _answer(reply: Any) -> dict[str, Any]:
     if isinstance(reply, (Bid, Challenge)):
         reply = action_record(reply)
     return {"reply": reply, "usage": usage}
-
-
-def _add_site_files() -> None:
-    """The ``.pth`` files of the site directories (editable installs are such files), as
-    ``site`` would process them, but for this project's own."""
-    known = set(sys.path)
-    for directory in os.environ.get("ARENA_SITE_DIRS", "").split(os.pathsep):
-        if directory and os.path.isdir(directory):
-            for name in sorted(os.listdir(directory)):
-                if name.endswith(".pth") and not name.startswith(OWN_SITE_FILE):
-                    site.addpackage(directory, name, known)
 
 
 def _harden() -> None:
