@@ -163,8 +163,8 @@ def report_tables(report: dict[str, Any], source: str) -> list[Table]:
         )
     for part in cost["byPrice"]:
         priced.add_row(
-            part["model"],
-            part["source"] or "(not recorded)",
+            cell(part["model"]),
+            cell(part["source"] or "(not recorded)"),
             f"{part['tokens']['total']:,}",
             f"{part['usd']:.4f}",
         )

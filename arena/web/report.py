@@ -10,7 +10,7 @@ browser, so every number on it is one the arena's own functions produced.
 Names reach the charts as text: plotly reads a subset of HTML in labels, legends and
 hover text (``<a href>`` draws a live link), so every name is written escaped
 (:func:`_label`), and every axis of names is a category axis, so an entrant named
-``2024-01-01`` or ``7`` is a name, not a date or a number.
+``2024-01-01`` is a name, not a date on a time axis.
 """
 
 from __future__ import annotations
