@@ -446,3 +446,144 @@ def test_usage_of_reads_the_one_hour_writes_and_the_thinking_tokens():
         update={"usage": anthropic.types.Usage(input_tokens=1, output_tokens=2)}
     )
     assert usage_of(bare)["cache_write_1h_tokens"] == usage_of(bare)["thinking_tokens"] == 0
+
+
+# --- the loopback API's own rules, as the API documents them --------------------------------
+
+ADAPTIVE_ADVICE = (
+    ' Use "thinking.type.adaptive" and "output_config.effort" to control thinking behavior.'
+)
+
+
+@pytest.fixture
+def sdk():
+    """The real SDK against a server whose every answer is a challenge."""
+    with MessagesServer(lambda body: tool_call({"action": "challenge"})) as server:
+        yield (
+            server,
+            anthropic.Anthropic(api_key="test-key", base_url=server.url, max_retries=0, timeout=10),
+        )
+
+
+def ask(client, **overrides):
+    request = {
+        "max_tokens": 2000,
+        "messages": [{"role": "user", "content": [{"type": "text", "text": "your turn"}]}],
+        "tools": [{"name": "act", "input_schema": {"type": "object"}}],
+    }
+    return client.messages.create(**(request | overrides))
+
+
+FORCED = {"type": "tool", "name": "act"}
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        # Thinking with a forced tool, asked for or (on a model that always thinks) not.
+        (
+            {"model": "claude-sonnet-4-6", "thinking": {"type": "adaptive"}, "tool_choice": FORCED},
+            "Thinking may not be enabled when tool_choice forces tool use.",
+        ),
+        (
+            {"model": "claude-opus-4-7", "tool_choice": FORCED},
+            "Thinking may not be enabled when tool_choice forces tool use.",
+        ),
+        (
+            {"model": "claude-opus-4-7", "thinking": {"type": "enabled", "budget_tokens": 1024}},
+            '"thinking.type.enabled" is not supported for this model.' + ADAPTIVE_ADVICE,
+        ),
+        (
+            {"model": "claude-fable-5", "thinking": {"type": "disabled"}},
+            '"thinking.type.disabled" is not supported for this model.' + ADAPTIVE_ADVICE,
+        ),
+        (
+            {"model": "claude-haiku-4-5", "thinking": {"type": "adaptive"}},
+            '"thinking.type.adaptive" is not supported for this model.',
+        ),
+        (
+            {"model": "claude-haiku-4-5", "thinking": {"type": "enabled", "budget_tokens": 4000}},
+            "`max_tokens` must be greater than `thinking.budget_tokens`.",
+        ),
+        (
+            {"model": "claude-sonnet-4-5", "thinking": {"type": "enabled", "budget_tokens": 512}},
+            "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024",
+        ),
+        (
+            {"model": "claude-haiku-4-5", "max_tokens": 64001},
+            "max_tokens: 64001 > 64000, which is the maximum allowed number of output tokens "
+            "for claude-haiku-4-5",
+        ),
+    ],
+)
+def test_the_loopback_api_refuses_what_the_api_refuses(sdk, overrides, message):
+    server, client = sdk
+    with pytest.raises(anthropic.BadRequestError) as caught:
+        ask(client, **overrides)
+    assert caught.value.body["error"] == {"type": "invalid_request_error", "message": message}
+    assert not server.script  # refused before any script item is spent
+
+
+def test_the_loopback_api_takes_each_family_s_own_shape(sdk):
+    _, client = sdk
+    # Sonnet 4.6 with no thinking and the forced tool; Haiku 4.5 with a budget under
+    # max_tokens; Opus 4.7 adaptive with the choice left to it.
+    assert ask(client, model="claude-sonnet-4-6", tool_choice=FORCED).content[0].type == "tool_use"
+    budgeted = ask(
+        client, model="claude-haiku-4-5", thinking={"type": "enabled", "budget_tokens": 1024}
+    )
+    assert [b.type for b in budgeted.content] == ["thinking", "tool_use"]
+    adaptive = ask(client, model="claude-opus-4-7", thinking={"type": "adaptive"})
+    assert [b.type for b in adaptive.content] == ["thinking", "tool_use"]
+
+
+def test_thinking_comes_first_signed_and_is_billed_as_output(sdk):
+    server, client = sdk
+    server.push(
+        Answer(
+            (
+                {"type": "tool_use", "name": "act", "input": {"action": "challenge"}},
+                thought("a" * 40),
+                redacted("opaque"),
+            ),
+            "tool_use",
+        )
+    )
+    reply = ask(
+        client,
+        model="claude-opus-4-7",
+        thinking={"type": "adaptive", "display": "summarized"},
+        messages=[
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "text",
+                        "text": "x" * 400,
+                        "cache_control": {"type": "ephemeral", "ttl": "1h"},
+                    }
+                ],
+            }
+        ],
+    )
+    assert [b.type for b in reply.content] == ["thinking", "redacted_thinking", "tool_use"]
+    assert reply.content[0].thinking == "a" * 40 and reply.content[0].signature
+    assert reply.content[1].data == "opaque"
+    # Thinking: 8 + 40 // 4 = 18 tokens, redacted 40: 58; the tool call 12 more: 70 output.
+    usage = reply.usage
+    assert (usage.output_tokens_details.thinking_tokens, usage.output_tokens) == (58, 70)
+    # The one breakpoint is a 1-hour one: every write is a 1-hour write.
+    assert usage.cache_creation.ephemeral_1h_input_tokens == usage.cache_creation_input_tokens
+    assert usage.cache_creation.ephemeral_5m_input_tokens == 0
+    assert usage.cache_creation_input_tokens > 0
+
+
+def test_opus_4_7_omits_the_thinking_text_unless_asked_for_a_summary(sdk):
+    _, client = sdk
+    quiet = ask(client, model="claude-opus-4-7", thinking={"type": "adaptive"})
+    assert quiet.content[0].type == "thinking" and quiet.content[0].thinking == ""
+    assert quiet.usage.output_tokens_details.thinking_tokens > 8  # billed all the same
+    shown = ask(client, model="claude-sonnet-4-6", thinking={"type": "adaptive"})
+    assert shown.content[0].thinking.startswith(THOUGHT_MARKER)
+    plain = ask(client, model="claude-sonnet-4-6")
+    assert [b.type for b in plain.content] == ["tool_use"] and not plain.usage.output_tokens_details
