@@ -5,9 +5,10 @@ replay, report) gets a log's records: it reads the file, replays it through the
 rules (:func:`verify`) and refuses it with the first violation in one line. An
 incomplete log (no ``result`` line) is refused unless the caller reads it as
 partial; ``unchecked`` skips the replay, for forensics, and the caller must say
-so in its output. :func:`check_results` confirms a results document describes
-exactly the log's bytes, and :func:`distinct_episodes` drops copies of one
-episode from a pooled set.
+so in its output (it still refuses what no reader can read: a value not of its
+JSON type, a seat or face the table lacks). :func:`check_results` confirms a
+results document describes exactly the log's bytes, and :func:`distinct_episodes`
+drops copies of one episode from a pooled set.
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from arena.check.digest import episode_key, log_digest
-from arena.check.replay import Violation, installed_registry, verify
-from arena.eventlog import LogError, read_log, read_numbered
+from arena.check.replay import Violation, _shape_error, installed_registry, verify
+from arena.eventlog import LogError, read_numbered
 from arena.plugins import Registry
 
 __all__ = [
@@ -43,13 +44,49 @@ def load_checked(
     """The log's records, once they pass :func:`verify`; ``LogError`` naming the first
     violation (file, line, rule, what was expected) otherwise."""
     if unchecked:
-        return read_log(path)
+        return _readable(path)
     records, violations = check_file(path, registry=registry, partial=partial)
     if violations:
         first = violations[0]
         more = f" (and {len(violations) - 1} more: arena check {path})" if violations[1:] else ""
         raise LogError(f"{path}:{first.line}: {first.rule}: {first.message}{more}")
     return records
+
+
+SLOT_KEYS = ("slot", "bidder", "winner", "loser", "opener")
+"""The fields that name a seat: a reader indexes its tables by them."""
+BY_SLOT_KEYS = ("hands", "points", "score")
+"""The fields that hold one entry per seat."""
+
+
+def _readable(path: str | Path) -> list[dict[str, Any]]:
+    """An unchecked read's records: the rules are not replayed, but a value no reader can
+    compute with (text for a number, a seat the table lacks) is refused in one line."""
+    numbered = read_numbered(path)
+    header = numbered[0][1]
+    for line, record in numbered:
+        problem = _shape_error(record) or _off_the_table(record, header)
+        if problem is not None:
+            raise LogError(
+                f"{path}:{line}: unreadable even unchecked ({record['type']} line: {problem})"
+            )
+    return [record for _line, record in numbered]
+
+
+def _off_the_table(record: dict[str, Any], header: dict[str, Any]) -> str | None:
+    """Why a record names a seat, face or deal its header's table does not have, or ``None``."""
+    seats = len(header["seats"])
+    for key in SLOT_KEYS:
+        if key in record and not 0 <= record[key] < seats:
+            return f"{key} {record[key]} is not a seat of the {seats}-seat table"
+    for key in BY_SLOT_KEYS:
+        if key in record and len(record[key]) != seats:
+            return f"{key} holds {len(record[key])} entries for {seats} seats"
+    if "face" in record and record["face"] not in header["symbols"]:
+        return f"face {record['face']} is not one of the symbols {header['symbols']}"
+    if record.get("deal", 0) < 0:
+        return f"deal {record['deal']} is negative"
+    return None
 
 
 def check_file(
