@@ -65,13 +65,15 @@ def action_record(action: Action) -> dict[str, Any]:
 
 
 def loggable(reply: Any) -> Any:
-    """A JSON-able, size-bounded copy of a reply for the ``rejected`` event."""
+    """A JSON-able, size-bounded copy of a reply for the ``rejected`` event; a reply that
+    is not strict JSON (a NaN or an infinity, which the log's reader refuses) is logged
+    as its repr."""
     if isinstance(reply, (Bid, Challenge)):
         return action_record(reply)
     if isinstance(reply, str):
         return reply[:MAX_LOGGED_REPLY]
     try:
-        text = json.dumps(reply, ensure_ascii=False)
+        text = json.dumps(reply, ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError):
         return repr(reply)[:MAX_LOGGED_REPLY]
     return reply if len(text) <= MAX_LOGGED_REPLY else text[:MAX_LOGGED_REPLY]

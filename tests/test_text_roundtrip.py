@@ -201,6 +201,34 @@ def test_a_league_stores_reports_and_exports_any_names_and_text(echo_host, names
             assert printable(name) in shown
 
 
+class NaNSeat:
+    """Replies with a NaN quantity: rule 11 rejects it, and the log must still read."""
+
+    def __init__(self, context: SeatContext):
+        pass
+
+    def decide(self, view):
+        return {"action": "bid", "quantity": float("nan"), "face": 2}
+
+
+def test_a_reply_holding_nan_is_logged_as_text_the_reader_takes(tmp_path):
+    """JSON has no NaN and the reader refuses one, so the rejected reply is logged as its
+    repr: the log the arena wrote is one it reads back."""
+
+    class Plugin:
+        @staticmethod
+        @hookimpl
+        def register_seats(register):
+            register("nan-seat", NaNSeat)
+
+    log = tmp_path / "nan.jsonl"
+    with plugged(Plugin(), "nan-seat") as (plugin_host, _info):
+        specs = (SeatSpec("nan-seat"), SeatSpec("bayes"))
+        run_episode(plugin_host, EpisodeRequest(seed=1, deals=1, seat_specs=specs), log_path=log)
+    rejected = [r for r in read_log(log) if r["type"] == "rejected"]
+    assert rejected[0]["reply"] == "{'action': 'bid', 'quantity': nan, 'face': 2}"
+
+
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 """The styles Rich itself writes (bold headings): not the names' text."""
 
