@@ -55,11 +55,20 @@ def assert_nothing_started(served) -> None:
 
 
 @pytest.mark.parametrize(
-    "host", ["evil.example", "evil.example:{port}", "127.0.0.1.evil.example:{port}", "[::2]"]
+    "host",
+    [
+        "evil.example",
+        "evil.example:{port}",
+        "127.0.0.1.evil.example:{port}",
+        "[::2]:{port}",
+        "127.0.0.1:{other}",  # the right name on another port
+        "localhost",  # no port: port 80, which this server is not
+        "",
+    ],
 )
 def test_a_foreign_host_is_refused_before_anything_else(served, host):
     port = urllib.parse.urlsplit(served.url).port
-    headers = {"Host": host.format(port=port)}
+    headers = {"Host": host.format(port=port, other=port + 1)}
     assert served.send("GET", "/api/setup", headers=headers)[0] == 400
     status, _ = served.send(
         "POST", "/api/tables", json.dumps(TABLE).encode(), {**served.page_headers(), **headers}

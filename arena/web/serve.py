@@ -30,7 +30,15 @@ from arena.plugins import DuplicateName, PluginHost, UnknownName
 from arena.runner import EpisodeRequest, SetupError, scripted_default
 from arena.seats import SeatSpec
 from arena.web.replay import replay_html
-from arena.web.serve_guard import Fields, Refused, json_body, last_event_id, own_hosts, own_origins
+from arena.web.serve_guard import (
+    Fields,
+    OwnPort,
+    Refused,
+    json_body,
+    last_event_id,
+    own_hosts,
+    own_origins,
+)
 from arena.web.serve_table import Table
 from arena_plugins.human import HUMAN
 
@@ -221,7 +229,10 @@ def build_app(server: TableServer) -> Starlette:
             Route("/replay/{token}", replay),
         ],
         # A Host that is not this server is a rebinding site's name for it: refused first.
-        middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=own_hosts(server.address))],
+        middleware=[
+            Middleware(TrustedHostMiddleware, allowed_hosts=own_hosts(server.address)),
+            Middleware(OwnPort, port=server.port),
+        ],
         exception_handlers={Refused: refused},
     )
 

@@ -20,7 +20,10 @@ import ipaddress
 import json
 from typing import Any
 
+from starlette.datastructures import Headers
 from starlette.requests import Request
+from starlette.responses import PlainTextResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 MAX_BODY = 64 * 1024
 """Bytes of a request body; a move or a table request is well under 1 KiB."""
@@ -48,13 +51,30 @@ def is_loopback(host: str) -> bool:
 
 
 def own_hosts(host: str) -> list[str]:
-    """The names a ``Host`` header may give for a server bound to loopback ``host``.
-
-    The port is not compared: a browser always names the port it connected to, and a
-    rebinding site is refused by its name.
-    """
+    """The names a ``Host`` header may give for a server bound to loopback ``host``
+    (its port is :class:`OwnPort`'s to check)."""
     literal = f"[{host}]" if ":" in host else host
     return sorted({literal, "localhost"})
+
+
+class OwnPort:
+    """ASGI middleware: a ``Host`` must name this server's port too (Starlette's
+    ``TrustedHostMiddleware``, before it, compares the name only)."""
+
+    def __init__(self, app: ASGIApp, port: int):
+        self.app = app
+        self.port = port
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            host = Headers(scope=scope).get("host", "")
+            _name, colon, port = host.rpartition(":")
+            named = port if colon and not port.endswith("]") else "80"  # no port: HTTP's own
+            if named != str(self.port):
+                response = PlainTextResponse("Invalid host header", status_code=400)
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
 
 
 def own_origins(host: str, port: int) -> frozenset[str]:
