@@ -1,4 +1,4 @@
-"""Every bad input the CLI has been handed, one row each: one ``arena: error:`` line, never a traceback.
+"""Every bad input the CLI has been handed, one row each: one ``arena: error:`` line.
 
 This is the place where the next bad input goes. Add a :class:`Row` to :data:`ROWS`
 naming the command line (``{log}``, ``{league}``, ``{tmp}`` ... stand for the files the
@@ -60,12 +60,16 @@ def _first_bid(records: list[dict]) -> dict:
     return next(r for r in records if r["type"] == "bid")
 
 
+MISSING = object()
+"""A field value that stands for the field's absence."""
+
+
 def _with_bid(made, tmp: Path, **changes) -> Path:
-    """The real log with its first bid's fields changed (``None`` deletes the key)."""
+    """The real log with its first bid's fields changed (:data:`MISSING` deletes the key)."""
     records = _records(made["log"])
     bid = _first_bid(records)
     for key, value in changes.items():
-        if value is None:
+        if value is MISSING:
             del bid[key]
         else:
             bid[key] = value
@@ -279,6 +283,204 @@ ROWS.update(
 )
 
 
+def _log_file(data: bytes) -> Maker:
+    def make(made, tmp):
+        path = tmp / "damaged.jsonl"
+        path.write_bytes(data)
+        return {"file": path}
+
+    return make
+
+
+def _log_with(made, tmp, edit) -> Path:
+    records = _records(made["log"])
+    edit(records)
+    path = tmp / "edited.jsonl"
+    _write_records(path, records)
+    return path
+
+
+def _notes_with(text: str) -> Maker:
+    """The real log, its first bid's notes holding ``text``, written by json.dumps with
+    ensure_ascii=False: the raw characters, as a writer that does not escape them would."""
+
+    def make(made, tmp):
+        records = _records(made["log"])
+        _first_bid(records)["notes"] = text
+        path = tmp / "notes.jsonl"
+        path.write_text(
+            "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8"
+        )
+        return {"file": path}
+
+    return make
+
+
+DEEP = b"[" * 100_000 + b"]" * 100_000 + b"\n"
+UNCHECKED_ROWS = {
+    "a string quantity": (_edited_bid(quantity="3"), "quantity must be an integer, got '3'"),
+    "a null slot": (_edited_bid(slot=None), "slot must be an integer, got None"),
+    "a float deal": (_edited_bid(deal=0.5), "deal must be an integer, got 0.5"),
+    "a slot off the table": (_edited_bid(slot=99), "slot 99 is not a seat of the 4-seat table"),
+    "a missing face": (_edited_bid(face=MISSING), "missing ['face']"),
+}
+"""issue 20: "`--unchecked` logs with a string quantity (TypeError in the audit)"."""
+for what, (make, fragment) in UNCHECKED_ROWS.items():
+    for command in ("audit", "show", "replay", "report"):
+        output = ("-o", "{tmp}/out.html") if command in ("replay", "report") else ()
+        ROWS[f"{command} --unchecked: {what}"] = Row(
+            (command, "--unchecked", "{file}", *output),
+            fragment,
+            "a reader handed a value it cannot compute with refuses it in one line",
+            make=make,
+        )
+for command in ("check", "audit", "show", "replay", "report"):
+    output = ("-o", "{tmp}/out.html") if command in ("replay", "report") else ()
+    # check prints its verdict on stdout, one line per log, and exits 1
+    code, fragment, stdout = (1, None, "damaged.jsonl") if command == "check" else (2, "", "")
+    ROWS[f"{command}: 100,000 nested ["] = Row(
+        (command, "{file}", *output),
+        fragment,
+        "issue 20: a log of 100,000 nested [ raised RecursionError",
+        code=code,
+        make=_log_file(DEEP),
+        stdout=stdout,
+    )
+    ROWS[f"{command}: not UTF-8"] = Row(
+        (command, "{file}", *output),
+        fragment,
+        "issue 20: recursion-deep or non-UTF-8 inputs",
+        code=code,
+        make=lambda made, tmp: {
+            "file": _text_file("damaged.jsonl", made["log"].read_bytes()[:-3] + b"\xff}\n")(
+                made, tmp
+            )["file"]
+        },
+        stdout=stdout,
+    )
+    ROWS[f"{command}: a binary file"] = Row(
+        (command, "{file}", *output),
+        fragment,
+        "issue 20: any file a user points at",
+        code=code,
+        make=_log_file(bytes(range(256)) * 64),
+        stdout=stdout,
+    )
+for char in ("\u2028", "\u2029", "\u0085"):
+    # issue 20: notes holding U+2028 were refused by every reader ("Unterminated string")
+    ROWS[f"check: notes holding U+{ord(char):04X}"] = Row(
+        ("check", "{file}"),
+        None,
+        "a JSON Lines file splits on \\n only",
+        code=0,
+        make=_notes_with(f"one{char}two"),
+        stdout=": ok (",
+    )
+
+ROWS.update(
+    {
+        # issue 20: "arena replay g.jsonl -o g.jsonl ... the input log is replaced by HTML"
+        "replay -o its own log": Row(
+            ("replay", "{log}", "-o", "{log}"),
+            "",
+            "no command writes over one of its own inputs",
+            make=_copy("log"),
+        ),
+        "report -o its own log": Row(
+            ("report", "{log}", "-o", "{log}"),
+            "",
+            "no command writes over one of its own inputs",
+            make=_copy("log"),
+        ),
+        "league export --json over its league": Row(
+            ("league", "export", "{league}", "--json", "{league}"),
+            "",
+            "no command writes over one of its own inputs",
+            make=_copy("league"),
+        ),
+        "replay -o /dev/full": Row(
+            ("replay", "{log}", "-o", "/dev/full"),
+            "",
+            "issue 20: a full disk; the old page must stay whole",
+            code=frozenset({1, 2}),
+            make=_copy("log"),
+        ),
+        "league export --json /dev/full": Row(
+            ("league", "export", "{league}", "--json", "/dev/full"),
+            "",
+            "issue 20: league export to /dev/full raised a traceback",
+            code=frozenset({1, 2}),
+            make=_copy("league"),
+        ),
+        "league export --csv onto a file": Row(
+            ("league", "export", "{league}", "--csv", "{log}"),
+            "",
+            "issue 20: export to a file where a directory is wanted",
+            code=frozenset({1, 2}),
+            make=lambda made, tmp: {**_copy("league")(made, tmp), **_copy("log")(made, tmp)},
+        ),
+        "league export --logs onto a file": Row(
+            ("league", "export", "{league}", "--logs", "{log}"),
+            "",
+            "issue 20: export to a file where a directory is wanted",
+            code=frozenset({1, 2}),
+            make=lambda made, tmp: {**_copy("league")(made, tmp), **_copy("log")(made, tmp)},
+        ),
+        "league export --json into a missing folder": Row(
+            ("league", "export", "{league}", "--json", "{tmp}/missing/report.json"),
+            "",
+            "issue 20: export to a missing folder",
+            code=frozenset({1, 2}),
+            make=_copy("league"),
+        ),
+        "league run --db a foreign SQLite file": Row(
+            (*POOL[:-1], "{file}", "--tables", "1", "--deals", "1"),
+            "",
+            "issue 20: the league schema was written into someone else's database",
+            make=lambda made, tmp: {"file": _foreign_sqlite(tmp / "theirs.sqlite")},
+        ),
+        "league run --db a corrupt file": Row(
+            (*POOL[:-1], "{file}", "--tables", "1", "--deals", "1"),
+            "",
+            "issue 20: a corrupt league file raised a traceback",
+            make=lambda made, tmp: {
+                "file": _text_file("corrupt.sqlite", made["league"].read_bytes()[:1500])(made, tmp)[
+                    "file"
+                ]
+            },
+        ),
+        "league show a binary file": Row(
+            ("league", "show", "{file}"),
+            "",
+            "any file a user points at",
+            make=_text_file("L.sqlite", bytes(range(256)) * 64),
+        ),
+        "serve --seat nosuch": Row(
+            ("serve", "--seat", "nosuch", "--port", "0"),
+            "nosuch",
+            "issue 20: serve started serving; the bad seat failed only at Start",
+            process=True,
+        ),
+        "serve --log-dir a file": Row(
+            ("serve", "--log-dir", "{log}", "--port", "0"),
+            "",
+            "issue 20: serve's --log-dir is checked at launch",
+            make=_copy("log"),
+            process=True,
+        ),
+    }
+)
+
+
+def _foreign_sqlite(path: Path) -> Path:
+    """Someone else's database: one table of their own."""
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT)")
+        db.execute("INSERT INTO notes (text) VALUES ('mine')")
+    db.close()
+    return path
+
+
 # --- running a row -----------------------------------------------------------------------
 
 
@@ -290,7 +492,7 @@ def run_cli(argv: list[str], capsys, process: bool) -> tuple[int, str, str]:
     if process:
         try:
             done = subprocess.run(
-                [sys.executable, "-m", "arena", *argv],
+                [sys.executable, "-m", "arena.cli", *argv],
                 capture_output=True,
                 text=True,
                 timeout=ANSWER_WITHIN,
