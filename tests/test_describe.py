@@ -158,6 +158,11 @@ def test_a_corrupt_or_foreign_cache_file_is_described_again(tally):
     assert "tally" in loaded(cache).registry.seats and imported(markers) == 1
     entry.write_text(json.dumps({"a": "dict, not a list"}))
     assert "tally" in loaded(cache).registry.seats and imported(markers) == 1
+    entry.write_text(json.dumps([{"name": "tally", "seats": "not a list"}]))
+    assert "tally" in loaded(cache).registry.seats and imported(markers) == 1
+    # each time, the description made afresh replaced the corrupt one
+    assert loaded(cache).registry.seat("tally").description == "TEST: one"
+    assert imported(markers) == 0
 
 
 def test_an_editable_install_or_one_without_record_is_described_every_time(tally):

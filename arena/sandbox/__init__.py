@@ -8,9 +8,12 @@ The flow, one module per step:
 3. :mod:`~arena.sandbox.launch` starts a worker under that isolation (its own
    uid as root, namespaces under bubblewrap) and kills all of it at the end;
 4. :mod:`~arena.sandbox.protocol` frames the messages on dedicated fds, capped;
-5. :mod:`~arena.sandbox.worker` is the worker: it imports one distribution only;
-6. :mod:`~arena.sandbox.remote` is the arena's side: learning what a distribution
-   registers, and seats, talk filters and reporters that run in workers;
+5. :mod:`~arena.sandbox.worker` is the worker: it imports the entry points it is
+   sent (one distribution's, never a withheld one), one by one;
+6. :mod:`~arena.sandbox.describe` learns what each untrusted distribution's entry
+   points register, entry point by entry point, and caches it;
+7. :mod:`~arena.sandbox.remote` is the arena's side of a worker: seats, talk
+   filters and reporters that run in workers;
    :mod:`~arena.sandbox.views` sends a seat only what is new since its last decision.
 
 This package imports nothing at import time: :mod:`arena.plugins` uses the first

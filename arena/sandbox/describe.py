@@ -144,13 +144,15 @@ class DescriptionCache:
         return digest.hexdigest()
 
     def read(self, key: str | None) -> list[dict] | None:
+        """The description stored under ``key``; ``None`` when there is none, or it is not
+        one (a corrupt file is described afresh, and overwritten)."""
         if key is None:
             return None
         try:
             described = json.loads((self.directory / f"{key}.json").read_text())
         except (OSError, ValueError):
             return None
-        return described if isinstance(described, list) else None
+        return described if _well_formed(described) else None
 
     def write(self, key: str | None, described: list[dict]) -> None:
         """Atomically, readable by this user only; a cache that cannot be written is skipped."""
@@ -159,13 +161,36 @@ class DescriptionCache:
         try:
             self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
             fd, temporary = tempfile.mkstemp(dir=self.directory, suffix=".part")
+        except OSError as exc:
+            log.debug("description not cached", reason=str(exc))
+            return
+        try:
             with os.fdopen(fd, "w") as file:
                 json.dump(described, file)
             os.replace(temporary, self.directory / f"{key}.json")
         except OSError as exc:
             log.debug("description not cached", reason=str(exc))
-            with contextlib.suppress(NameError, OSError):
+            with contextlib.suppress(OSError):
                 os.unlink(temporary)
+
+
+DESCRIPTION_LISTS = ("hooks", "seats", "modes", "talkFilters", "reporters")
+
+
+def _well_formed(described: object) -> bool:
+    """Whether ``described`` has the shape :func:`describe` gives (per entry point a name
+    and lists of what it registered, each entry with a name)."""
+    if not isinstance(described, list):
+        return False
+    for plugin in described:
+        if not isinstance(plugin, dict) or not isinstance(plugin.get("name"), str):
+            return False
+        if not all(isinstance(plugin.get(kind), list) for kind in DESCRIPTION_LISTS):
+            return False
+        entries = [e for kind in DESCRIPTION_LISTS[1:] for e in plugin[kind]]
+        if not all(isinstance(e, dict) and isinstance(e.get("name"), str) for e in entries):
+            return False
+    return True
 
 
 def _installed_files(dist: Distribution) -> list | None:
