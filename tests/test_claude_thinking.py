@@ -33,11 +33,12 @@ from test_claude_episode import FOUR_CLAUDES
 from test_claude_seat import api, moves, of, offline, tail, two_seat_table  # noqa: F401
 
 from arena.events import BidMade, Thought, Usage, from_record, to_line
+from arena.league.config import league_from_mapping
 from arena.runner import EpisodeRequest, SetupError, run_episode
 from arena.seats import SeatSpec
 from arena_plugins.claude.models import MODELS, UNKNOWN, facts_for
 from arena_plugins.claude.seat import usage_of
-from arena_plugins.claude.settings import model_settings
+from arena_plugins.claude.settings import model_settings, parse_arg
 
 # --- the model table, one case per model ----------------------------------------------------
 #
@@ -129,6 +130,15 @@ def test_thinking_and_effort_come_from_the_environment_unless_the_spec_says():
     assert (settings.thinking, settings.effort, settings.max_tokens) == ("off", "medium", 1024)
     mine = model_settings({"model": "claude-sonnet-4-6", "thinking": "adaptive"}, env)
     assert (mine.thinking, mine.max_tokens) == ("adaptive", 16000)
+
+
+def test_a_league_entrant_takes_the_same_settings_as_a_seat_spec():
+    honest = {"seat": "claude", "policy": "honest", "model": "claude-sonnet-4-6"}
+    entrants = {"honest": honest | {"thinking": "off", "effort": "low"}, "b": "bayes"}
+    entrant, _ = league_from_mapping({"entrants": entrants, "table": {"seats": 2}}).entrants
+    assert str(entrant.spec) == "claude:honest?model=claude-sonnet-4-6&thinking=off&effort=low"
+    settings = model_settings(parse_arg(entrant.spec.arg).overrides, {})
+    assert (settings.thinking, settings.effort) == ("off", "low")
 
 
 # --- a model that always thinks ----------------------------------------------------------------

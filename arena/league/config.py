@@ -25,6 +25,7 @@ from arena.rules import MAX_BIDS_CAP, MAX_SEATS, MIN_SEATS
 from arena.runner import EpisodeRequest
 from arena.seats import SeatSpec
 from arena_plugins.claude.limiter import Limits as ApiLimits
+from arena_plugins.claude.settings import SETTINGS as CLAUDE_SETTINGS
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -32,7 +33,6 @@ else:  # pragma: no cover - the tomli dependency exists for Python 3.10 only
     import tomli as tomllib
 
 SCHEDULES = ("balanced", "combinations", "random")
-CLAUDE_SETTINGS = ("model", "max_tokens", "temperature")
 MAX_EPISODES = 2**63 - 1
 """The most episodes a league schedules: the store numbers them in SQLite INTEGERs."""
 MAX_CONCURRENCY = 1024
