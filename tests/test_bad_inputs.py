@@ -17,12 +17,14 @@ which would serve forever if it accepted its input, runs as a process with a tim
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import signal
 import sqlite3
 import subprocess
 import sys
+import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 
@@ -30,6 +32,13 @@ import attrs
 import pytest
 
 from arena.cli import main
+from arena.fast import NOT_BUILT
+from arena.league.config import Entrant, LeagueSpec
+from arena.league.run import run_league
+from arena.league.schedule import fixtures, schedule
+from arena.league.store import LeagueStore
+from arena.runner import EpisodeRequest, run_episode
+from arena.seats import SeatSpec
 
 # --- the files the rows damage ---------------------------------------------------------
 
@@ -46,6 +55,64 @@ def made(tmp_path_factory) -> dict[str, Path]:
         == 0
     )  # fmt: skip
     return {"log": log, "league": league}
+
+
+# --- bounded: what a size that can be served costs -----------------------------------------
+
+
+@pytest.mark.skipif(NOT_BUILT is not None, reason="the compiled engine plays the long episode")
+def test_an_episode_without_a_log_holds_memory_bounded_in_its_deals(host, tmp_path):
+    """issue 20: `arena play --deals 99999999999999` with no --log grew without bound
+    (540 bytes a deal: 4.3 GB in 20 s). Ten times the deals must not cost more memory:
+    a 50,000-deal log is about 27 MB of lines, so keeping them would add some 24 MB."""
+    peaks = {}
+    for deals in (5_000, 50_000):
+        tracemalloc.start()
+        results, _records = run_episode(host, EpisodeRequest(deals=deals, engine="compiled"))
+        peaks[deals] = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    assert peaks[50_000] - peaks[5_000] < 4_000_000, peaks
+    # what was spilled reads back as the saved log does: the same bytes, the same audit
+    saved, _ = run_episode(
+        host, EpisodeRequest(deals=50_000, engine="compiled"), log_path=tmp_path / "g.jsonl"
+    )
+    assert results.to_json() == saved.to_json()
+
+
+def test_a_failing_temporary_folder_is_one_error_line(monkeypatch, capsys):
+    """The spill of a long log with no file goes to the temporary folder; when it cannot,
+    the run stops with one line (exit 1, as a --log write that fails)."""
+    monkeypatch.setattr("tempfile.tempdir", "/nonexistent/arena-tmp")
+    assert main(["play", "--deals", "20000", "--engine", "python", "--seats", "2"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("arena: error: cannot keep the event log in a temporary file")
+    assert err.count("\n") == 1
+
+
+class FirstLanded(Exception):
+    """Raised by the progress callback once the first episode is stored."""
+
+
+def test_a_league_of_10_18_tables_starts_its_first_table_at_once(host, tmp_path):
+    """issue 20: `league run --tables 10^20` built its whole schedule before its first
+    episode. The schedule is drawn as it is played, the same draws as a short league's."""
+    entrants = (Entrant("b", SeatSpec("bayes")), Entrant("r", SeatSpec("random")))
+    table = EpisodeRequest(deals=1, seats=2)
+    huge = LeagueSpec(entrants=entrants, tables=10**18, table=table)
+    assert huge.episodes == 10**18
+    with answers_within(ANSWER_WITHIN):
+        first = [next(drawn) for drawn in [fixtures(huge)] * 3]
+    assert first == schedule(attrs.evolve(huge, tables=3))
+
+    def stop_at_first(state):
+        if state.done:
+            raise FirstLanded
+
+    store = LeagueStore(tmp_path / "L.sqlite")
+    with pytest.raises(FirstLanded), answers_within(ANSWER_WITHIN):
+        run_league(huge, store, host, progress=stop_at_first, environ={})
+    assert store.finished() == {0}
+    store.close()
 
 
 def _records(path: Path) -> list[dict]:
@@ -500,21 +567,30 @@ def run_cli(argv: list[str], capsys, process: bool) -> tuple[int, str, str]:
         except subprocess.TimeoutExpired:
             pytest.fail(f"arena {' '.join(argv)} did not answer within {ANSWER_WITHIN} s")
         return done.returncode, done.stdout, done.stderr
-    previous = signal.signal(signal.SIGALRM, _too_long)
-    signal.alarm(ANSWER_WITHIN)
-    try:
-        code = main(argv)
-    except SystemExit as exited:  # argparse's own usage errors
-        code = exited.code
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
+    with answers_within(ANSWER_WITHIN):
+        try:
+            code = main(argv)
+        except SystemExit as exited:  # argparse's own usage errors
+            code = exited.code
     captured = capsys.readouterr()
     return code, captured.out, captured.err
 
 
+@contextlib.contextmanager
+def answers_within(seconds: int):
+    """Fail what runs inside with :class:`NoAnswer` if it takes longer than ``seconds``."""
+    previous = signal.signal(signal.SIGALRM, _too_long)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 ANSWER_WITHIN = 20
-"""Seconds a row may take: a bad input that is not refused may otherwise play forever."""
+"""Seconds a row may take: a bad input that is not refused may otherwise play forever.
+Not a timing: a refusal takes milliseconds, and a row that hangs must fail, not stall."""
 
 
 class NoAnswer(Exception):
