@@ -1,20 +1,20 @@
-"""Standings with stated confidence: bootstrap CIs over tables, head-to-head, rating, cost."""
+"""Standings with stated confidence: t-intervals over tables, head-to-head, rating, cost."""
 
 from __future__ import annotations
 
 import pytest
 
 from arena.league.cost import Price, seat_tokens, table_price
-from arena.league.standings import Resampler, SeatRow, head_to_head, standings
+from arena.league.standings import SeatRow, Tables, head_to_head, standings
 
 
 def test_the_ci_resamples_whole_tables_not_rotations():
     # Two duplicate tables of four rotations each. Entrant a scores 1.0 in every
     # rotation of table 0 and 0.0 in every rotation of table 1: mean 0.5.
-    # Resampling the two tables, a resample holds {t0, t0}, {t0, t1} or {t1, t1}
-    # with chances 1/4, 1/2, 1/4, giving means 1.0, 0.5, 0.0: the 2.5% and 97.5%
-    # points are 0.0 and 1.0. Had the 8 rotations been resampled as if independent,
-    # the interval would be about 0.5 +- 1.96 * sqrt(0.25 / 8) = [0.15, 0.85].
+    # Over the 2 tables: table means 1.0 and 0.0, s = 0.7071, SE = s / sqrt(2) = 0.5,
+    # t(0.975, 1 df) = 12.706: 0.5 +- 6.35, clipped to the score's range [0, 1].
+    # Had the 8 rotations been taken as independent: s = sqrt(8 * 0.25 / 7) = 0.5345,
+    # SE = 0.189, t(0.975, 7) = 2.365: 0.5 +- 0.447 = [0.053, 0.947].
     rows = [SeatRow(t * 4 + r, t, "a", 1.0 - t, 0) for t in (0, 1) for r in range(4)]
     rows += [SeatRow(t * 4 + r, t, "b", float(t), 0) for t in (0, 1) for r in range(4)]
     a, b = sorted(standings(rows), key=lambda s: s.entrant)
@@ -39,8 +39,8 @@ def test_an_entrant_with_two_seats_plays_one_episode():
 
 
 def test_a_certain_winner_has_a_narrow_interval_and_the_higher_rating():
-    # a beats b at every one of 10 tables by the same margin: every resample gives
-    # the same means, so both intervals collapse to the point; the rating follows.
+    # a beats b at every one of 10 tables by the same margin: the table means do not
+    # spread, so both intervals collapse to the point; the rating follows.
     rows = [SeatRow(t, t, "a", 0.8, 1) for t in range(10)]
     rows += [SeatRow(t, t, "b", 0.2, -1) for t in range(10)]
     a, b = standings(rows)
@@ -55,17 +55,18 @@ def test_head_to_head_counts_points_taken_per_deal_met():
     # Table 1, 5 deals, a and c only: c took 2 from a: c vs a = (2 - 0) / (10 + 5).
     seated = [(0, 0, "a", 10), (0, 0, "b", 10), (0, 0, "c", 10), (1, 1, "a", 5), (1, 1, "c", 5)]
     taken = [(0, "a", "b", 3), (0, "b", "a", 1), (1, "c", "a", 2)]
-    cells = {(h.entrant, h.opponent): h for h in head_to_head(taken, seated, Resampler([0, 1]))}
+    cells = {(h.entrant, h.opponent): h for h in head_to_head(taken, seated, Tables([0, 1]))}
     assert cells["a", "b"].per_deal == pytest.approx(0.2)
     assert cells["b", "a"].per_deal == pytest.approx(-0.2)
     assert (cells["a", "b"].took, cells["a", "b"].gave, cells["a", "b"].deals) == (3, 1, 10)
     assert cells["c", "a"].per_deal == pytest.approx(2 / 15)
     assert cells["b", "c"].per_deal == 0.0 and cells["b", "c"].deals == 10
-    # b met a only at table 0: every resample that holds table 0 gives -0.2, the
-    # others have no deals between them; the interval is the point.
-    assert cells["b", "a"].ci95 == pytest.approx((-0.2, -0.2))
-    # c vs a: resamples {t0,t0} -> 0/20 = 0, {t0,t1} -> 2/15, {t1,t1} -> 4/10.
-    assert cells["c", "a"].ci95 == pytest.approx((0.0, 0.4))
+    # b met a only at table 0: one table shows no spread, so nothing is ruled out and
+    # the interval is the whole range of net points per deal, [-1, +1].
+    assert cells["b", "a"].ci95 == (-1.0, 1.0) and cells["b", "a"].ci_tables == 1
+    # c vs a at both tables: R = 2/15; residuals 0 - 10R = -4/3 and 2 - 5R = +4/3;
+    # SE = sqrt(2/1 * 32/9) / 15 = 0.178, t(0.975, 1) = 12.706: past both ends.
+    assert cells["c", "a"].ci95 == (-1.0, 1.0) and cells["c", "a"].ci_tables == 2
 
 
 def test_cost_uses_the_price_of_each_token_kind():

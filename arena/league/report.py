@@ -20,7 +20,15 @@ from rich.table import Table
 
 from arena.audit import run_pooled
 from arena.league.cost import TOKEN_KINDS
-from arena.league.standings import STAND_IN, Resampler, SeatRow, head_to_head, standings
+from arena.league.standings import (
+    MIN_TABLES,
+    STAND_IN,
+    TOO_FEW,
+    SeatRow,
+    Tables,
+    head_to_head,
+    standings,
+)
 from arena.league.store import StoreError, episode_log_text, has_column, open_read_only
 from arena.plugins import Reporter
 from arena.terminal_text import cell
@@ -69,14 +77,14 @@ def ranking(seats: list[tuple], taken: list[tuple]) -> dict[str, Any]:
     ``taken``: (episode, winner entrant, loser entrant, points). Shared by a league
     file and a list of logs (``arena report``), so both rank by the same statistics.
     """
-    resampler = Resampler([table for _, table, *_ in seats])
+    groups = Tables([table for _, table, *_ in seats])
     rows = [
         SeatRow(idx, table, name, score, points) for idx, table, name, score, points, _ in seats
     ]
     seated = sorted({(idx, table, name, deals) for idx, table, name, _, _, deals in seats})
     return {
-        "standings": [s.to_json() for s in standings(rows, resampler)],
-        "headToHead": [h.to_json() for h in head_to_head(taken, seated, resampler)],
+        "standings": [s.to_json() for s in standings(rows, groups)],
+        "headToHead": [h.to_json() for h in head_to_head(taken, seated, groups)],
     }
 
 
@@ -125,7 +133,7 @@ def report_tables(report: dict[str, Any], source: str) -> list[Table]:
             cell(row["entrant"]),
             str(row["episodes"]),
             f"{row['meanScore']:.3f}",
-            f"[{low:.3f}, {high:.3f}]",
+            f"[{low:.3f}, {high:.3f}]{_marker(row)}",
             f"{row['rating']:.1f}",
             f"{row['points']:+d}",
         )
@@ -146,8 +154,11 @@ def report_tables(report: dict[str, Any], source: str) -> list[Table]:
                 ""
                 if h is None
                 else f"{h['pointsPerDeal']:+.3f}\n[{h['ci95'][0]:+.2f}, {h['ci95'][1]:+.2f}]"
+                + _marker(h)
             )
         duels.add_row(*line)
+    if any(_marker(row) for row in [*report["standings"], *report["headToHead"]]):
+        ranking.caption = duels.caption = TOO_FEW_LINE
     spend = Table(title="cost", box=box.SIMPLE_HEAD)
     for column in ("entrant", *TOKEN_KINDS, "usd"):
         spend.add_column(column, justify="left" if column == "entrant" else "right")
@@ -169,6 +180,18 @@ def report_tables(report: dict[str, Any], source: str) -> list[Table]:
             f"{part['usd']:.4f}",
         )
     return [ranking, duels, spend, priced]
+
+
+TOO_FEW_LINE = (
+    f"* over fewer than {MIN_TABLES} independent tables (duplicate groups): no coverage was"
+    " measured for such an interval (bench/coverage.py)"
+)
+
+
+def _marker(row: dict[str, Any]) -> str:
+    """``*`` beside an interval over too few tables to trust (rows stored before the
+    field was kept have no marker to show)."""
+    return "*" if row.get("ciCoverage") == TOO_FEW else ""
 
 
 def csv_files(report: dict[str, Any]) -> dict[str, str]:
