@@ -127,9 +127,10 @@ def test_thinking_and_effort_come_from_the_environment_unless_the_spec_says():
     env = {"ARENA_CLAUDE_THINKING": "off", "ARENA_CLAUDE_EFFORT": "medium"}
     settings = model_settings({"model": "claude-sonnet-4-6"}, env)
     # Off keeps the old default budget; adaptive's is 16000 (thinking shares max_tokens).
-    assert (settings.thinking, settings.effort, settings.max_tokens) == ("off", "medium", 1024)
+    assert (settings.thinking, settings.effort) == ("off", "medium")
+    assert settings.request_max_tokens == 1024
     mine = model_settings({"model": "claude-sonnet-4-6", "thinking": "adaptive"}, env)
-    assert (mine.thinking, mine.max_tokens) == ("adaptive", 16000)
+    assert (mine.thinking, mine.request_max_tokens) == ("adaptive", 16000)
 
 
 def test_a_league_entrant_takes_the_same_settings_as_a_seat_spec():
@@ -313,6 +314,9 @@ def test_a_model_that_must_think_refuses_the_forced_tool_and_the_seat_adapts_onc
         r.json["thinking"]["type"] == "adaptive" and r.json["tool_choice"]["type"] == "auto"
         for r in rest
     )
+    # With max_tokens unset, the thinking default follows the mode: 1024 off, 16000 on.
+    assert refused.json["max_tokens"] == 1024
+    assert {r.json["max_tokens"] for r in rest} == {16000}
     (warning,) = [e for e in logs if e["event"] == "claude request shape adapted"]
     assert (warning["log_level"], warning["was"], warning["thinking"]) == (
         "warning",

@@ -1,9 +1,10 @@
 """``claude:POLICY``: seats played by Claude through the official ``anthropic`` SDK.
 
 ``seat`` holds the seat and its factory, ``prompt`` turns a seat's view into a
-request, ``reply_tool`` defines the one forced tool and reads replies,
-``client`` makes the call under the retry policy, ``settings`` reads the seat
-spec and the environment. ``docs/claude-seat.md`` describes the whole.
+request, ``reply_tool`` defines the one tool and reads replies and their
+thinking, ``models`` says what each model takes, ``client`` makes the call
+under the retry policy, ``settings`` reads the seat spec and the environment.
+``docs/claude-seat.md`` describes the whole.
 """
 
 from arena import hookimpl

@@ -99,11 +99,10 @@ def check_choice(model: str, thinking: str | None, effort: str | None) -> str:
     return thinking or facts.default_thinking
 
 
-def check_max_tokens(model: str, max_tokens: int) -> int:
+def check_max_tokens(model: str, max_tokens: int) -> None:
     limit = facts_for(model).max_output
     if limit is not None and max_tokens > limit:
         raise ValueError(f"max_tokens must be <= {limit} for {model}, got {max_tokens}")
-    return max_tokens
 
 
 # --- adapting to what the API says ---------------------------------------------------------

@@ -55,7 +55,7 @@ def build_request(
     thinks = settings.thinking == ADAPTIVE
     request: dict[str, Any] = {
         "model": settings.model,
-        "max_tokens": settings.max_tokens,
+        "max_tokens": settings.request_max_tokens,
         "tools": [reply_tool(rules, view.talk_enabled)],
         "tool_choice": TOOL_CHOSEN if thinks else TOOL_CHOICE,
         "system": system_blocks(view, rules.mode, policy),

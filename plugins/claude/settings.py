@@ -44,13 +44,22 @@ class ModelSettings:
     """How one seat calls the model."""
 
     model: str = DEFAULT_MODEL
-    max_tokens: int = DEFAULT_MAX_TOKENS
+    max_tokens: int | None = None
+    """As set; ``None``: the default of the thinking mode (:attr:`request_max_tokens`)."""
     temperature: float | None = None
     """Sent only when set. API version 2026-10-21 (the SDK's default) rejects it."""
     thinking: str = "off"
     """``adaptive`` (thinking, ``tool_choice: auto``) or ``off`` (the tool forced)."""
     effort: str | None = None
     """``output_config.effort``; sent only when set (the model's default applies)."""
+
+    @property
+    def request_max_tokens(self) -> int:
+        """What a request sends: the setting, else the default for the thinking mode
+        (which a seat that adapts its mode mid-episode must follow)."""
+        if self.max_tokens is not None:
+            return self.max_tokens
+        return THINKING_MAX_TOKENS if self.thinking == ADAPTIVE else DEFAULT_MAX_TOKENS
 
 
 @attrs.frozen
@@ -106,16 +115,15 @@ def model_settings(overrides: Mapping[str, str], environ: Mapping[str, str]) -> 
     if model is not None and not model.strip():
         raise ValueError("model must not be empty")
     model = (model or DEFAULT_MODEL).strip()
-    thinking = check_choice(model, _word(thinking), _word(effort))
-    default_tokens = THINKING_MAX_TOKENS if thinking == ADAPTIVE else DEFAULT_MAX_TOKENS
-    tokens = _number(max_tokens, max_tokens_name, int, default_tokens, low=1)
-    return ModelSettings(
+    settings = ModelSettings(
         model=model,
-        max_tokens=check_max_tokens(model, tokens),
+        max_tokens=_number(max_tokens, max_tokens_name, int, None, low=1),
         temperature=_number(temperature, temperature_name, float, None, low=0.0, high=1.0),
-        thinking=thinking,
+        thinking=check_choice(model, _word(thinking), _word(effort)),
         effort=_word(effort),
     )
+    check_max_tokens(model, settings.request_max_tokens)
+    return settings
 
 
 def _word(text: str | None) -> str | None:
