@@ -123,6 +123,13 @@ def test_a_setting_the_model_cannot_take_is_a_one_line_error(host, spec, fragmen
     assert fragment in str(caught.value) and "\n" not in str(caught.value)
 
 
+def test_a_bad_environment_value_names_its_variable():
+    with pytest.raises(ValueError, match="^ARENA_CLAUDE_EFFORT must be one of low, medium"):
+        model_settings({}, {"ARENA_CLAUDE_EFFORT": "turbo"})
+    with pytest.raises(ValueError, match="^ARENA_CLAUDE_THINKING must be one of adaptive, off"):
+        model_settings({}, {"ARENA_CLAUDE_THINKING": "on"})
+
+
 def test_thinking_and_effort_come_from_the_environment_unless_the_spec_says():
     env = {"ARENA_CLAUDE_THINKING": "off", "ARENA_CLAUDE_EFFORT": "medium"}
     settings = model_settings({"model": "claude-sonnet-4-6"}, env)

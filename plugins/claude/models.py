@@ -81,18 +81,26 @@ def facts_for(model: str) -> ModelFacts:
     return MODELS[max(families, key=len)] if families else UNKNOWN
 
 
-def check_choice(model: str, thinking: str | None, effort: str | None) -> str:
+def check_choice(
+    model: str,
+    thinking: str | None,
+    effort: str | None,
+    names: tuple[str, str] = ("thinking", "effort"),
+) -> str:
     """The seat's thinking mode (the model's default when ``None``); ``ValueError`` naming
-    the allowed values when the model cannot take what was asked."""
+    the allowed values when the model cannot take what was asked. ``names`` say where the
+    two values came from (a spec key or an environment variable)."""
     facts = facts_for(model)
+    thinking_name, effort_name = names
     if thinking is not None and thinking not in THINKING_MODES:
-        raise ValueError(f"thinking must be one of {', '.join(THINKING_MODES)}, got {thinking!r}")
+        modes = ", ".join(THINKING_MODES)
+        raise ValueError(f"{thinking_name} must be one of {modes}, got {thinking!r}")
     if thinking is not None and thinking not in facts.thinking:
         raise ValueError(
             f"{model} does not take thinking={thinking} (allowed: {', '.join(facts.thinking)})"
         )
     if effort is not None and effort not in EFFORTS:
-        raise ValueError(f"effort must be one of {', '.join(EFFORTS)}, got {effort!r}")
+        raise ValueError(f"{effort_name} must be one of {', '.join(EFFORTS)}, got {effort!r}")
     if effort is not None and effort not in facts.efforts:
         allowed = ", ".join(facts.efforts) or "none: leave effort unset"
         raise ValueError(f"{model} does not take effort={effort} (allowed: {allowed})")

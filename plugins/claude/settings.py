@@ -110,8 +110,8 @@ def model_settings(overrides: Mapping[str, str], environ: Mapping[str, str]) -> 
     model, _ = pick("model", MODEL_ENV)
     max_tokens, max_tokens_name = pick("max_tokens", MAX_TOKENS_ENV)
     temperature, temperature_name = pick("temperature", TEMPERATURE_ENV)
-    thinking, _ = pick("thinking", THINKING_ENV)
-    effort, _ = pick("effort", EFFORT_ENV)
+    thinking, thinking_name = pick("thinking", THINKING_ENV)
+    effort, effort_name = pick("effort", EFFORT_ENV)
     if model is not None and not model.strip():
         raise ValueError("model must not be empty")
     model = (model or DEFAULT_MODEL).strip()
@@ -119,7 +119,9 @@ def model_settings(overrides: Mapping[str, str], environ: Mapping[str, str]) -> 
         model=model,
         max_tokens=_number(max_tokens, max_tokens_name, int, None, low=1),
         temperature=_number(temperature, temperature_name, float, None, low=0.0, high=1.0),
-        thinking=check_choice(model, _word(thinking), _word(effort)),
+        thinking=check_choice(
+            model, _word(thinking), _word(effort), names=(thinking_name, effort_name)
+        ),
         effort=_word(effort),
     )
     check_max_tokens(model, settings.request_max_tokens)
