@@ -254,6 +254,16 @@ ROWS.update(
             "tables must be a whole number 1 to 9223372036854775807",
             "issue 20: league run --tables 10^20 builds its whole schedule first",
         ),
+        "league run --concurrency 10^20": Row(
+            (*POOL, "--concurrency", "1" + "0" * 20),
+            "concurrency must be a whole number 1 to 1024",
+            "each table in flight is a thread: 10**20 of them were started",
+        ),
+        "league run --workers 10^6": Row(
+            (*POOL, "--workers", "1000000"),
+            "concurrency must be a whole number 1 to 1024",
+            "each worker is a process",
+        ),
         "league run --duplicate --tables 2^62": Row(
             (*POOL, "--tables", str(2**62), "--duplicate"),
             "episodes",
