@@ -443,6 +443,12 @@ for command in ("check", "audit", "show", "replay", "report"):
         make=_log_file(bytes(range(256)) * 64),
         stdout=stdout,
     )
+ROWS["check --results: 100,000 nested ["] = Row(
+    ("check", "{log}", "--results", "{file}"),
+    "cannot read results (RecursionError)",
+    "found by tests/test_fuzz_inputs.py: json.loads raised RecursionError",
+    make=lambda made, tmp: {**_copy("log")(made, tmp), **_log_file(DEEP)(made, tmp)},
+)
 for char in ("\u2028", "\u2029", "\u0085"):
     # issue 20: notes holding U+2028 were refused by every reader ("Unterminated string")
     ROWS[f"check: notes holding U+{ord(char):04X}"] = Row(

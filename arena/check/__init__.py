@@ -104,7 +104,7 @@ def check_results(log_path: str | Path, results_path: str | Path) -> list[Violat
     try:
         data = Path(log_path).read_bytes()
         results = json.loads(Path(results_path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise LogError(f"{results_path}: cannot read results ({exc.__class__.__name__})") from None
     if not isinstance(results, dict) or "logSha256" not in results:
         return [Violation(0, "digest", f"{results_path} carries no logSha256")]
