@@ -26,6 +26,7 @@ from arena.cli.options import (
 )
 from arena.eventlog import LogError
 from arena.plugins import PluginHost
+from arena.terminal_text import cell
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -110,7 +111,7 @@ def _pooled(args: argparse.Namespace, host: PluginHost) -> int:
     console = Console(soft_wrap=True)
     _print_mark(args, console)
     for name, section in pooled.items():
-        console.print(f"== {name}, pooled over {len(episodes)} episodes", markup=False)
+        console.print(cell(f"== {name}, pooled over {len(episodes)} episodes"))
         if not isinstance(section, dict) or "policies" not in section:
             for part in audit_tables({name: section}, []):
                 console.print(part, highlight=False, markup=False)
