@@ -90,7 +90,7 @@ def scripted_default(
     try:
         spec = SeatSpec.parse(text)
         if registry is not None:
-            _refuse_unwanted_arg(registry.seat(spec.name), spec)
+            refuse_unwanted_arg(registry.seat(spec.name), spec)
     except (ValueError, UnknownName) as exc:
         raise SetupError(f"PLAYER_SCRIPTED={text!r}: {exc}") from None
     return spec
@@ -144,7 +144,7 @@ def run_episode(
     typed = [registry.seat_for(spec) for spec in specs]  # an unknown name fails before any start
     for slot, (seat_type, spec) in enumerate(typed):
         try:
-            _refuse_unwanted_arg(seat_type, spec)
+            refuse_unwanted_arg(seat_type, spec)
         except ValueError as exc:
             raise SetupError(f"seat {slot} ({spec}): {exc}") from None
     filters = registry.ordered_talk_filters()
@@ -372,7 +372,7 @@ def _open_log(log_path: str | Path | None, force: bool) -> EventLog:
         raise SetupError(f"cannot write event log {log_path}: {exc.strerror or exc}") from None
 
 
-def _refuse_unwanted_arg(seat_type: SeatType, spec: SeatSpec) -> None:
+def refuse_unwanted_arg(seat_type: SeatType, spec: SeatSpec) -> None:
     """A ``name:ARG`` spec for a seat that declared no argument would silently drop ARG."""
     if spec.arg is not None and seat_type.argument is None:
         raise ValueError(f"seat {spec.name!r} takes no argument (got {spec.arg!r})")

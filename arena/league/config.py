@@ -65,6 +65,10 @@ class Budget:
     usd: float | None = None
     tokens: int | None = None
 
+    @property
+    def limited(self) -> bool:
+        return self.usd is not None or self.tokens is not None
+
 
 @attrs.frozen
 class LeagueSpec:

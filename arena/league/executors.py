@@ -14,6 +14,17 @@ in flight), so the runner decides what starts (budget) and in which order.
   never a wait on a worker that died holding a lock.
 - ``ray``: Ray tasks on a cluster (``address``) or a local Ray instance.
 
+A worker that dies (kill -9, a lost Ray node) is not the table's fault: its
+table is played again from the same seed on another worker, up to
+:data:`RETRIES` times (a fresh process; Ray's own task retries), so the
+league still stores each episode once, with the bytes an unbroken run stores.
+A table's own error (a seat that cannot start) is raised in the main process
+as the exception it was, as if played here, never retried.
+
+:attr:`capacity` is how many fixtures an executor takes at once, :attr:`slots`
+how many tables it plays at once; a runner with a budget submits no more than
+``slots``, so no paid table waits in a queue while the budget runs out.
+
 Stopping (Ctrl-C, an error, the budget) abandons what is in flight: threads
 are daemons, processes are killed, Ray tasks cancelled. Their episodes were
 never stored, so a resumed league plays them again from the same seeds.
@@ -21,9 +32,11 @@ never stored, so a resumed league plays them again from the same seeds.
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import os
 import queue
+import re
 import signal
 import threading
 from collections import deque
@@ -39,7 +52,10 @@ from arena.runner import run_episode
 from arena_plugins.claude import limiter
 from arena_plugins.claude.limiter import Limits
 
+log = logs.get_logger(__name__)
 EXECUTORS = ("serial", "thread", "process", "ray")
+RETRIES = 3
+"""Times a table is played again after its worker died under it, before the league stops."""
 SEAT_ENVIRON = ("ANTHROPIC_", "ARENA_", "PLAYER_")
 Played = tuple[Fixture, dict[str, Any], str, bytes, dict[tuple[int, int], int]]
 """A finished fixture: its results JSON (as a dict, and as the text the store keeps),
@@ -66,7 +82,7 @@ class WorkerFailed(Exception):
 
 
 class Serial:
-    capacity = 1
+    capacity = slots = 1
 
     def __init__(self, host: PluginHost):
         self.host = host
@@ -90,7 +106,7 @@ class Serial:
 class Threads:
     def __init__(self, host: PluginHost, capacity: int):
         self.host = host
-        self.capacity = capacity
+        self.capacity = self.slots = capacity
         self.busy = 0
         self.inbox: queue.SimpleQueue[Fixture | None] = queue.SimpleQueue()
         self.outbox: queue.SimpleQueue[Played | BaseException] = queue.SimpleQueue()
@@ -138,26 +154,34 @@ class Processes:
 
     def __init__(self, workers: int, limits: Limits):
         self.capacity = workers * self.QUEUED
-        context = multiprocessing.get_context("spawn")
-        self.workers: list[tuple[Any, Connection]] = []
+        self.slots = workers
+        self.context = multiprocessing.get_context("spawn")
+        self.limits = limits.share(workers)
+        self.workers: dict[Connection, Any] = {}
         self.queued: dict[Connection, deque[Fixture]] = {}
+        self.restarts: dict[int, int] = {}
+        """Schedule index -> times its worker died under it."""
+        for _ in range(workers):
+            self._start_worker(deque())
+
+    def _start_worker(self, fixtures: deque[Fixture]) -> None:
+        """A new worker process, sent ``fixtures`` to play in order."""
+        mine, theirs = self.context.Pipe()
+        process = self.context.Process(
+            target=_process_worker, args=(theirs, self.limits, logs.settings()), daemon=True
+        )
         # Workers start with Ctrl-C ignored (an ignored signal stays ignored through exec),
         # so a Ctrl-C while they start prints nothing from them either.
         previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
         try:
-            for _ in range(workers):
-                mine, theirs = context.Pipe()
-                process = context.Process(
-                    target=_process_worker,
-                    args=(theirs, limits.share(workers), logs.settings()),
-                    daemon=True,
-                )
-                process.start()
-                theirs.close()
-                self.workers.append((process, mine))
-                self.queued[mine] = deque()
+            process.start()
         finally:
             signal.signal(signal.SIGINT, previous)
+        theirs.close()
+        self.workers[mine] = process
+        self.queued[mine] = fixtures
+        for fixture in fixtures:
+            mine.send(fixture)
 
     @property
     def busy(self) -> int:
@@ -170,20 +194,38 @@ class Processes:
 
     def collect(self, timeout: float) -> Iterator[Played]:
         for conn in wait([c for c, fixtures in self.queued.items() if fixtures], timeout):
-            fixture = self.queued[conn].popleft()
             try:
                 outcome = conn.recv()
             except (EOFError, OSError):
-                raise WorkerFailed(f"the worker playing table {fixture.table} died") from None
+                self._replace(conn)
+                continue
+            fixture = self.queued[conn].popleft()
             if isinstance(outcome, BaseException):
                 raise outcome
             yield fixture, *outcome
 
+    def _replace(self, conn: Connection) -> None:
+        """A worker died: its fixtures go, in order, to a new one, unless the one it was
+        playing has now lost :data:`RETRIES` + 1 workers."""
+        process = self.workers.pop(conn)
+        fixtures = self.queued.pop(conn)
+        conn.close()
+        process.join(timeout=2)
+        playing = fixtures[0]
+        deaths = self.restarts[playing.index] = self.restarts.get(playing.index, 0) + 1
+        log.warning("worker died", table=playing.table, exitcode=process.exitcode, deaths=deaths)
+        if deaths > RETRIES:
+            raise WorkerFailed(
+                f"table {playing.table}: its worker process died {deaths} times"
+                f" (last exit code {process.exitcode})"
+            )
+        self._start_worker(fixtures)
+
     def close(self) -> None:
-        for process, conn in self.workers:
+        for process in self.workers.values():
             process.kill()
+        for conn, process in self.workers.items():
             conn.close()
-        for process, _ in self.workers:
             process.join(timeout=2)
 
 
@@ -201,32 +243,49 @@ def _process_worker(conn: Connection, limits: Limits, log_settings: logs.Setting
         except EOFError:
             return
         try:
-            conn.send(play_fixture(host, fixture)[1:])
-        except Exception as exc:  # the parent reports it as one line
+            outcome = play_fixture(host, fixture)[1:]
+        except Exception as exc:  # the parent raises it, as if the table was played there
+            outcome = exc
+        try:
+            conn.send(outcome)
+        except Exception as exc:  # it does not pickle: its one line does
             conn.send(WorkerFailed(f"table {fixture.table}: {type(exc).__name__}: {exc}"))
 
 
 class Ray:
-    """Tables as Ray tasks: on ``address``'s cluster, or a local instance started (and
-    stopped) here with ``capacity`` CPUs and no dashboard."""
+    """Tables as Ray tasks: on ``address``'s cluster (``auto``: the one this machine runs),
+    or a private local instance started (and stopped) here with ``capacity`` CPUs and no
+    dashboard, even where another cluster runs (Ray's ``address="local"``: neither
+    ``RAY_ADDRESS`` nor the last ``ray start`` is joined unasked)."""
 
     def __init__(self, capacity: int, limits: Limits, address: str | None = None):
+        if address:
+            _quiet_ray()
         try:
             import ray
         except ImportError:
             raise WorkerFailed("--executor ray needs Ray: pip install 'liars-arena[ray]'") from None
         self.ray = ray
-        self.capacity = capacity
+        self.capacity = self.slots = capacity
         self.limits = limits.share(capacity)
         self.started = not ray.is_initialized()
         if self.started:
-            options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
+            options: dict[str, Any] = {
+                "include_dashboard": False,
+                "log_to_driver": False,
+                "logging_level": logging.ERROR,
+            }
             if address:
                 options["address"] = address
             else:
-                options["num_cpus"] = capacity
-            ray.init(**options)
-        self.remote = ray.remote(max_retries=0)(_ray_task)
+                options.update(address="local", num_cpus=capacity)
+            try:
+                ray.init(**options)
+            except (ConnectionError, ValueError, RuntimeError) as exc:
+                raise WorkerFailed(_join_failure(address, exc)) from None
+        # Ray plays a table again when its worker or node dies (system failures), but
+        # never for the table's own exception (retry_exceptions off).
+        self.remote = ray.remote(max_retries=RETRIES, retry_exceptions=False)(_ray_task)
         self.running: dict[Any, Fixture] = {}
 
     @property
@@ -242,8 +301,12 @@ class Ray:
             fixture = self.running.pop(ref)
             try:
                 outcome = self.ray.get(ref)
-            except self.ray.exceptions.RayError as exc:
-                raise WorkerFailed(f"table {fixture.table}: {str(exc).splitlines()[0]}") from None
+            except self.ray.exceptions.RayTaskError as exc:  # the table's own error
+                if isinstance(exc.cause, Exception):
+                    raise exc.cause from None
+                raise WorkerFailed(f"table {fixture.table}: {_first_line(exc)}") from None
+            except self.ray.exceptions.RayError as exc:  # its workers died RETRIES + 1 times
+                raise WorkerFailed(f"table {fixture.table}: {_first_line(exc)}") from None
             yield fixture, *outcome
 
     def close(self) -> None:
@@ -252,6 +315,34 @@ class Ray:
         self.running.clear()
         if self.started:
             self.ray.shutdown()
+
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _first_line(exc: BaseException) -> str:
+    """An exception's first line without Ray's colour codes."""
+    text = ANSI.sub("", str(exc)).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _quiet_ray() -> None:
+    """Ray's core logs each retry to join a cluster to stderr, at warning level; the
+    league's error says why it could not join, in one line. Read when Ray is imported."""
+    os.environ.setdefault("RAY_BACKEND_LOG_LEVEL", "error")
+
+
+def _join_failure(address: str | None, exc: BaseException) -> str:
+    """Why Ray would not start or join, in one line, with the usual cure for a cluster
+    that ``ray start`` made (token authentication, on by default)."""
+    where = f"the Ray cluster at {address}" if address else "a local Ray instance"
+    reason = f"cannot join {where}: {_first_line(exc)}"
+    if address and os.environ.get("RAY_AUTH_MODE") is None:
+        reason += (
+            "; a cluster made by `ray start` wants its token: set RAY_AUTH_MODE=token"
+            " (and RAY_AUTH_TOKEN, or copy ~/.ray/auth_token from the head)"
+        )
+    return reason
 
 
 _ray_host: PluginHost | None = None

@@ -21,6 +21,7 @@ from arena.league.executors import Played, make_executor
 from arena.league.schedule import fixtures
 from arena.league.store import LeagueStore, StoredEpisode, StoreError
 from arena.plugins import PluginHost
+from arena.runner import refuse_unwanted_arg
 from arena.seats import SeatSpec
 from arena_plugins.claude import limiter
 from arena_plugins.claude.settings import API_KEY_ENV, model_settings, parse_arg
@@ -77,9 +78,11 @@ def run_league(
     limiter.configure(spec.api_limits)
     progress(state)
     pool = make_executor(executor, host, spec.concurrency, spec.api_limits, address)
+    # With a budget, only the tables being played are paid for ahead: none waits queued.
+    in_flight = pool.slots if spec.budget.limited else pool.capacity
     try:
         while upcoming is not None or pool.busy:
-            while upcoming is not None and pool.busy < pool.capacity:
+            while upcoming is not None and pool.busy < in_flight:
                 if _over_budget(spec, state, spent_episodes, pool.busy + 1):
                     state.stopped = "budget"
                     upcoming = None
@@ -109,7 +112,10 @@ def check_league(
     """Every name known, and no Claude entrant silently played by bayes."""
     host.registry.mode(spec.table.mode)
     for entrant in spec.entrants:
-        host.registry.seat(entrant.spec.name)
+        try:  # here, not at its first table: a worker's table fails after others stored
+            refuse_unwanted_arg(host.registry.seat(entrant.spec.name), entrant.spec)
+        except ValueError as exc:
+            raise LeagueError(f"entrant {entrant.name!r}: {exc}") from None
         if entrant.spec.name == HUMAN:  # it would wait for a person at an unattended table
             raise LeagueError(
                 f"entrant {entrant.name!r}: a {entrant.spec.name} seat waits for a person; "
@@ -210,10 +216,18 @@ def stored_episode(
 
 
 def _over_budget(spec: LeagueSpec, state: Progress, episodes: int, starting: int) -> bool:
-    """Would ``starting`` more episodes, each costing the mean so far, pass the budget?"""
+    """Would ``starting`` more episodes, each costing the mean so far, pass the budget?
+
+    A spent budget (a zero one included) starts nothing. Before any episode is done there
+    is no mean: the runner then starts one table per slot, and those bound the overshoot.
+    """
+    budget = spec.budget
+    if (budget.usd is not None and state.usd >= budget.usd) or (
+        budget.tokens is not None and state.tokens >= budget.tokens
+    ):
+        return True
     if not episodes:
         return False
-    budget = spec.budget
     usd = budget.usd is not None and state.usd * (1 + starting / episodes) > budget.usd
     tokens = budget.tokens is not None and state.tokens * (1 + starting / episodes) > budget.tokens
     return usd or tokens

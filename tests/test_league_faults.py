@@ -1,0 +1,184 @@
+"""A league survives its workers dying; a table's own error stops it in one line.
+
+The faults are real: ``kill -9`` of a ``--workers`` process while the league's
+own ``arena`` process runs. A table whose worker died is
+played again, from the same seed, by a new worker: the league's standings are
+then the bytes of an unbroken serial run, with every episode stored once. (The
+Ray executor's faults are in tests/test_league_ray.py.)
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import attrs
+import pytest
+
+from arena.league.config import Entrant, LeagueSpec
+from arena.league.executors import RETRIES, Processes, Serial, WorkerFailed
+from arena.league.schedule import fixtures
+from arena.runner import EpisodeRequest, SetupError
+from arena.seats import SeatSpec
+from arena_plugins.claude.limiter import Limits
+
+# 16 episodes of 200 deals on the Python engine, about half a second each here: long
+# enough that a worker is killed mid-table (the compiled engine would be done at once).
+SLOW = ["--pool", "bayes,pressure,random,bayes", "--tables", "4", "--duplicate"]
+SLOW += ["--deals", "200", "--engine", "python", "--seed", "3"]
+EPISODES = 4 * 4
+
+
+def arena(*args: str, env=None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "arena.cli", *args], capture_output=True, text=True, env=env
+    )
+
+
+def league(db, *args: str) -> subprocess.Popen:
+    """A league in its own process group, as a terminal runs a job."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "arena.cli", "league", "run", "--db", str(db), "--json", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+
+
+def stored(db) -> int:
+    try:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=0.1) as conn:
+            return conn.execute("SELECT COUNT(*) FROM episodes").fetchone()[0]
+    except sqlite3.OperationalError:  # not created yet, or locked for a moment
+        return 0
+
+
+def indexes(db) -> list[int]:
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+        return [idx for (idx,) in conn.execute("SELECT idx FROM episodes ORDER BY idx")]
+
+
+def worker_pids(parent: int) -> list[int]:
+    """The spawned worker processes of ``parent`` (not its resource tracker)."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        if ppid == parent and b"spawn_main" in cmdline:
+            found.append(int(pid))
+    return sorted(found)
+
+
+@pytest.fixture(scope="module")
+def serial_standings(tmp_path_factory) -> str:
+    db = tmp_path_factory.mktemp("serial") / "serial.sqlite"
+    ran = arena("league", "run", *SLOW, "--executor", "serial", "--db", str(db), "--json")
+    assert ran.returncode == 0, ran.stderr
+    return ran.stdout
+
+
+def test_a_worker_killed_mid_league_is_replaced_and_the_standings_are_serials(
+    tmp_path, serial_standings
+):
+    db = tmp_path / "killed.sqlite"
+    proc = league(db, *SLOW, "--workers", "2")
+    try:
+        deadline = time.monotonic() + 60
+        while stored(db) < 2 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        victims = worker_pids(proc.pid)
+        assert proc.poll() is None and len(victims) == 2, "the league ended before the kill"
+        before = stored(db)
+        os.kill(victims[0], signal.SIGKILL)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, err
+    assert before < EPISODES  # the kill came before the league was done
+    assert out == serial_standings
+    # Every episode once: the killed worker's tables were played again, not twice stored.
+    assert indexes(db) == list(range(EPISODES))
+    assert "Traceback" not in err
+
+
+def spec_of(*seats: str, deals: int = 200) -> LeagueSpec:
+    return LeagueSpec(
+        entrants=tuple(Entrant(f"e{n}", SeatSpec.parse(s)) for n, s in enumerate(seats)),
+        tables=1,
+        table=EpisodeRequest(deals=deals, engine="python"),
+    )
+
+
+def test_a_table_whose_workers_keep_dying_stops_the_league_in_one_line(host):
+    """RETRIES new workers for one table, then a one-line :class:`WorkerFailed`."""
+    fixture = next(fixtures(spec_of("bayes", "pressure", "random", "bayes", deals=5000)))
+    pool = Processes(1, Limits())
+    try:
+        pool.submit(fixture)
+        error = None
+        for _ in range(RETRIES + 1):
+            (process,) = pool.workers.values()
+            time.sleep(0.3)  # the worker has started and is playing the table
+            process.kill()
+            try:
+                assert list(pool.collect(10)) == []  # the dead worker's table yields nothing
+            except WorkerFailed as exc:
+                error = exc
+        assert error is not None and pool.restarts[fixture.index] == RETRIES + 1
+        assert str(error).startswith(f"table {fixture.table}: its worker process died 4 times")
+        assert "\n" not in str(error)
+    finally:
+        pool.close()
+
+
+def test_a_tables_own_error_in_a_worker_is_the_error_serial_raises(host):
+    """A seat that cannot start fails the table once, with the exception serial play
+    raises (the CLI's one ``arena: error:`` line), and is not played again."""
+    good = spec_of("bayes", "pressure", "random", "bayes", deals=3)
+    fixture = next(fixtures(good))
+    broken = attrs.evolve(
+        fixture,
+        request=attrs.evolve(
+            fixture.request, seat_specs=(*fixture.request.seat_specs[:3], SeatSpec.parse("bayes:b"))
+        ),
+    )
+    serial = Serial(host)
+    serial.submit(broken)
+    with pytest.raises(SetupError) as here:
+        list(serial.collect(1))
+    pool = Processes(1, Limits())
+    try:
+        pool.submit(broken)
+        deadline = time.monotonic() + 30
+        with pytest.raises(SetupError) as there:
+            while time.monotonic() < deadline:
+                list(pool.collect(1))
+        assert str(there.value) == str(here.value)
+        assert str(here.value) == "seat 3 (bayes:b): seat 'bayes' takes no argument (got 'b')"
+        assert pool.restarts == {}
+    finally:
+        pool.close()
+
+
+def test_an_unplayable_entrant_is_refused_before_any_worker_plays(tmp_path):
+    """The README's old example: one line, exit 2, nothing stored, under every executor."""
+    pool = ["--pool", "bayes,pressure,random,bayes:b", "--tables", "2", "--deals", "3"]
+    for executor in ("serial", "thread", "process"):
+        db = tmp_path / f"{executor}.sqlite"
+        ran = arena("league", "run", *pool, "--executor", executor, "--concurrency", "2",
+                    "--db", str(db))  # fmt: skip
+        assert ran.returncode == 2
+        assert ran.stderr.strip().splitlines() == [
+            "arena: error: entrant 'bayes:b': seat 'bayes' takes no argument (got 'b')"
+        ]
+        assert stored(db) == 0
