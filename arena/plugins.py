@@ -297,12 +297,11 @@ class PluginHost:
         return tuple(dropped)
 
     def _record(self, info: PluginInfo) -> PluginInfo:
-        if info.broken:
-            log.warning("plugin skipped", plugin=info.name, reason=info.broken)
         why = info.unavailable()
         if why:
             self.registry.withhold(info.name, why)
         if info.broken:
+            log.warning("plugin skipped", plugin=info.name, reason=info.broken)
             self.registry.broken.append(why)
         self.plugins.append(info)
         return info
@@ -344,8 +343,9 @@ def load(
             try:
                 plugin = ep.load()
             except BaseException as exc:  # noqa: BLE001 - even SystemExit: report, go on
-                info = PluginInfo(ep.name, dist.name, dist.version, broken=one_line(exc))
-                host._record(attrs.evolve(info, selection=selection))
+                broken = one_line(exc)
+                host._record(PluginInfo(ep.name, dist.name, dist.version, broken=broken,
+                                        selection=selection))  # fmt: skip
                 continue
             host.add(plugin, ep.name, dist.name, dist.version, selection)
         _record_withheld(host, dist, "in-process")
@@ -361,8 +361,8 @@ def load(
 
 def _record_withheld(host: PluginHost, dist: Distribution, isolation: str) -> None:
     for ep, selection in dist.withheld:
-        info = PluginInfo(ep.name, dist.name, dist.version, isolation=isolation)
-        host._record(attrs.evolve(info, selection=selection))
+        host._record(PluginInfo(ep.name, dist.name, dist.version, isolation=isolation,
+                                selection=selection))  # fmt: skip
 
 
 def put_third_party(registry: Registry, table: dict, name: str, value: Any, dist: str) -> None:

@@ -173,3 +173,36 @@ def test_the_command_line_says_why_a_seat_is_unavailable(zoo, tmp_path):
     assert rows["zoo4"]["hooks"] == ["register_seats"] and rows["zoo4"]["broken"] is None
     lines = run_arena("plugins", env=env).stdout.splitlines()
     assert any(line.startswith("zoo3") and "NOT LOADED: blocked by" in line for line in lines)
+
+
+FORGER = """
+# A plugin that writes its own frame onto the worker's protocol fd at import: it claims
+# to be an entry point named bayes registering a malformed list of seats.
+import json
+import os
+import struct
+import sys
+
+body = json.dumps({"plugin": {"name": "bayes", "seats": "all of them"}}).encode()
+os.write(int(sys.argv[2]), struct.pack(">I", len(body)) + body)
+"""
+HONEST = (MODULE.split("with open(")[0] + MODULE.split("    pass\n{crash}\n")[1]).replace(
+    "marks its import, then registers", "registers"
+)
+
+
+def test_a_forged_frame_breaks_only_the_forger(tmp_path, monkeypatch):
+    tmp_path.chmod(0o755)
+    (tmp_path / "arena_forger.py").write_text(FORGER)
+    (tmp_path / "arena_honest.py").write_text(HONEST.format(name="honest"))
+    info = tmp_path / "arena_forger-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: arena-forger\nVersion: 1.0\n")
+    entry_points = "[arena]\na_forger = arena_forger\nhonest = arena_honest\n"
+    (info / "entry_points.txt").write_text(entry_points)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    host = load({"ARENA_CACHE_DIR": ""}, SandboxPolicy("process", LIMITS))
+    forger = next(info for info in host.plugins if info.name == "a_forger")
+    assert forger.broken == "at import: the worker broke the protocol while loading"
+    assert host.registry.seat("bayes").source == "scripted"  # the forged claim went nowhere
+    assert host.registry.seat("honest").sandboxed  # its sibling, after it, loaded

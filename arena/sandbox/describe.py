@@ -42,7 +42,7 @@ from arena.plugins import (
 )
 from arena.sandbox.discovery import Distribution
 from arena.sandbox.policy import SandboxPolicy
-from arena.sandbox.protocol import WorkerCode
+from arena.sandbox.protocol import WorkerCode, is_description
 from arena.sandbox.remote import RemoteFilter, RemoteReporter, Worker, WorkerFailed
 from arena.sandbox.views import mode_from_json
 
@@ -152,7 +152,9 @@ class DescriptionCache:
             described = json.loads((self.directory / f"{key}.json").read_text())
         except (OSError, ValueError):
             return None
-        return described if _well_formed(described) else None
+        if isinstance(described, list) and all(map(is_description, described)):
+            return described
+        return None
 
     def write(self, key: str | None, described: list[dict]) -> None:
         """Atomically, readable by this user only; a cache that cannot be written is skipped."""
@@ -172,25 +174,6 @@ class DescriptionCache:
             log.debug("description not cached", reason=str(exc))
             with contextlib.suppress(OSError):
                 os.unlink(temporary)
-
-
-DESCRIPTION_LISTS = ("hooks", "seats", "modes", "talkFilters", "reporters")
-
-
-def _well_formed(described: object) -> bool:
-    """Whether ``described`` has the shape :func:`describe` gives (per entry point a name
-    and lists of what it registered, each entry with a name)."""
-    if not isinstance(described, list):
-        return False
-    for plugin in described:
-        if not isinstance(plugin, dict) or not isinstance(plugin.get("name"), str):
-            return False
-        if not all(isinstance(plugin.get(kind), list) for kind in DESCRIPTION_LISTS):
-            return False
-        entries = [e for kind in DESCRIPTION_LISTS[1:] for e in plugin[kind]]
-        if not all(isinstance(e, dict) and isinstance(e.get("name"), str) for e in entries):
-            return False
-    return True
 
 
 def _installed_files(dist: Distribution) -> list | None:
@@ -239,7 +222,7 @@ def sandboxed_plugins(host: PluginHost, dist: Distribution, described: list[dict
         for table, stand_in, data in entries:
             try:
                 put_third_party(registry, table, data["name"], stand_in(data), dist.name)
-            except ValueError as exc:
+            except (ValueError, TypeError) as exc:  # a clash, or a mode the core cannot build
                 refused.append(one_line(exc))
                 log.warning("plugin registration refused", plugin=source, reason=refused[-1])
                 if data["name"] not in table:

@@ -58,6 +58,37 @@ class WorkerCode:
         }
 
 
+ENTRY_FIELDS = {
+    "seats": {"name": str, "description": str, "stochastic": bool, "argument": (str, type(None))},
+    "modes": {"name": str, "symbols": list, "handSize": int, "description": str, "data": bool},
+    "talkFilters": {"name": str, "order": int},
+    "reporters": {"name": str},
+}
+"""What each kind of registration in a ``plugin`` frame holds, and the types (the worker
+runs third-party code: a frame is data to check, never trusted)."""
+
+
+def is_description(plugin: Any) -> bool:
+    """Whether ``plugin`` is one entry point's description as the worker makes it."""
+    if not isinstance(plugin, dict) or not isinstance(plugin.get("name"), str):
+        return False
+    if not isinstance(plugin.get("broken"), (str, type(None))):
+        return False
+    names = (plugin.get("hooks"), plugin.get("dropped", []))
+    if not all(isinstance(n, list) and all(isinstance(x, str) for x in n) for n in names):
+        return False
+    for kind, fields in ENTRY_FIELDS.items():
+        entries = plugin.get(kind)
+        if not isinstance(entries, list):
+            return False
+        for entry in entries:
+            if not isinstance(entry, dict) or not all(
+                isinstance(entry.get(field), kinds) for field, kinds in fields.items()
+            ):
+                return False
+    return True
+
+
 class ProtocolError(Exception):
     """The other side broke the protocol: closed, timed out, oversized or not JSON."""
 

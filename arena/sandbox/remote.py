@@ -29,6 +29,7 @@ from arena.sandbox.protocol import (
     ProtocolError,
     ReplyTimeout,
     WorkerCode,
+    is_description,
     read_frame,
     write_frame,
 )
@@ -70,7 +71,9 @@ class Worker:
         """
         while not self._loaded:
             frame = self.receive(self.policy.limits.start_seconds, REPLY_CAP)
-            if "plugin" in frame and len(self.plugins) < len(self.code.entry_points):
+            if is_description(frame.get("plugin")) and len(self.plugins) < len(
+                self.code.entry_points
+            ):
                 self.plugins.append(frame["plugin"])
             elif frame.get("ok") and len(self.plugins) == len(self.code.entry_points):
                 self._loaded = True
