@@ -71,6 +71,14 @@ def test_a_plugin_failing_inside_its_hook_is_skipped_with_its_partial_registrati
         assert info.broken == "RuntimeError: boom while registering"
         assert "half-done" not in host.registry.modes
         assert host.registry.mode("dice").name == "dice"
+        assert info.dropped == ("half-done",)
+        # asking for what it registered says why it is not there, not "unknown"
+        with pytest.raises(UnknownName) as refused:
+            host.registry.mode("half-done")
+        assert str(refused.value) == (
+            "mode 'half-done' is unavailable: plugin 'broken_register' was refused: "
+            "RuntimeError: boom while registering"
+        )
 
 
 def test_an_unknown_name_lists_the_known_ones(host):

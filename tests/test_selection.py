@@ -206,3 +206,35 @@ def test_a_forged_frame_breaks_only_the_forger(tmp_path, monkeypatch):
     assert forger.broken == "at import: the worker broke the protocol while loading"
     assert host.registry.seat("bayes").source == "scripted"  # the forged claim went nowhere
     assert host.registry.seat("honest").sandboxed  # its sibling, after it, loaded
+
+
+REFUSED = """
+from arena import hookimpl
+
+
+class Never:
+    def __init__(self, context):
+        pass
+
+
+@hookimpl
+def register_seats(register):
+    register("halfway", Never)
+    raise RuntimeError("boom after registering halfway")
+"""
+
+
+def test_asking_for_a_refused_sandboxed_seat_says_why(tmp_path):
+    tmp_path.chmod(0o755)
+    (tmp_path / "arena_halfway.py").write_text(REFUSED)
+    info = tmp_path / "arena_halfway-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: arena-halfway\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[arena]\nhalf = arena_halfway\n")
+    env = {"PYTHONPATH": str(tmp_path), "ARENA_CACHE_DIR": ""}
+    done = run_arena("play", "--deals", "1", "--seat", "halfway", env=env)
+    assert done.returncode == 2
+    assert done.stderr.splitlines()[-1] == (
+        "arena: error: seat 'halfway' is unavailable: plugin 'half' was refused: "
+        "RuntimeError: boom after registering halfway"
+    )
