@@ -10,6 +10,10 @@ are the command's inputs; the test then runs the real ``arena`` CLI and asserts:
 - no ``Traceback`` anywhere; stdout empty unless the row says what it holds;
 - every input file is byte for byte what it was.
 
+A bad input found before the code that reads it is fixed gets its row too, with
+``not_fixed`` naming where the fix belongs: it is then expected to fail, strictly, so
+the mark goes the moment the fix lands.
+
 Rows come from issue 20's table, each row's ``why`` quoting it. The commands run
 in-process (``arena.cli.main``), as tests/test_cli_options.py runs them; ``serve``,
 which would serve forever if it accepted its input, runs as a process with a timeout.
@@ -186,6 +190,9 @@ class Row:
     """What stdout holds: ``""`` nothing, a fragment it contains, ``None`` unchecked."""
     process: bool = False
     """Run as a process with a timeout (a command that could otherwise serve forever)."""
+    not_fixed: str | None = None
+    """Where the fix belongs, for a row found before its owner fixed it: the row is then
+    expected to fail (strictly: once it passes, the mark must go)."""
 
 
 ROWS: dict[str, Row] = {}
@@ -555,6 +562,48 @@ ROWS.update(
 )
 
 
+def _tampered_league(statement: str) -> Maker:
+    """The real league's store, one SQL statement later: a well-formed SQLite file whose
+    values no league would hold (found by tests/test_fuzz_inputs.py's explore profile)."""
+
+    def make(made, tmp):
+        path = _copy("league")(made, tmp)["league"]
+        with contextlib.closing(sqlite3.connect(path)) as db, db:
+            db.execute(statement)
+        return {"league": path}
+
+    return make
+
+
+STORE_READERS = {
+    "league show": ("league", "show", "{league}"),
+    "league export --json": ("league", "export", "{league}", "--json", "{tmp}/out.json"),
+    "league export --logs": ("league", "export", "{league}", "--logs", "{tmp}/logs"),
+    "audit --league": ("audit", "--league", "{league}", "--json"),
+}
+TAMPERED_STORES = {
+    "results that are not JSON": ("UPDATE episodes SET results = 'nope'", STORE_READERS),
+    "a score that is text": (  # the pooled audit reads no score
+        "UPDATE seats SET score = 'x'",
+        [name for name in STORE_READERS if name != "audit --league"],
+    ),
+    "a renamed column": ("ALTER TABLE logs RENAME COLUMN log TO lgo", ["league export --logs"]),
+}
+STORE_NOT_FIXED = (
+    "league/store.py's readers trust a store's values (TypeError, JSONDecodeError,"
+    " OperationalError): not yet fixed there; remove this mark when they are"
+)
+for what, (statement, readers) in TAMPERED_STORES.items():
+    for name in readers:
+        ROWS[f"{name}: {what}"] = Row(
+            STORE_READERS[name],
+            "",
+            "a tampered league store is refused in one line, as a damaged log is",
+            make=_tampered_league(statement),
+            not_fixed=STORE_NOT_FIXED,
+        )
+
+
 def _foreign_sqlite(path: Path) -> Path:
     """Someone else's database: one table of their own."""
     with sqlite3.connect(path) as db:
@@ -617,7 +666,18 @@ def _too_long(signum, frame):
     raise NoAnswer(f"no answer within {ANSWER_WITHIN} s")
 
 
-@pytest.mark.parametrize("case", sorted(ROWS))
+def _cases() -> list:
+    return [
+        pytest.param(
+            case,
+            id=case,
+            marks=[pytest.mark.xfail(strict=True, reason=row.not_fixed)] if row.not_fixed else [],
+        )
+        for case, row in sorted(ROWS.items())
+    ]
+
+
+@pytest.mark.parametrize("case", _cases())
 def test_a_bad_input_is_one_error_line(case, made, tmp_path, capsys):
     row = ROWS[case]
     paths = {"tmp": tmp_path, **row.make(made, tmp_path)}
