@@ -21,9 +21,9 @@ from rich.table import Table
 from arena.audit import run_pooled
 from arena.league.cost import TOKEN_KINDS
 from arena.league.standings import (
-    MIN_TABLES,
     STAND_IN,
     TOO_FEW,
+    TOO_FEW_NOTE,
     SeatRow,
     Tables,
     head_to_head,
@@ -158,7 +158,7 @@ def report_tables(report: dict[str, Any], source: str) -> list[Table]:
             )
         duels.add_row(*line)
     if any(_marker(row) for row in [*report["standings"], *report["headToHead"]]):
-        ranking.caption = duels.caption = TOO_FEW_LINE
+        ranking.caption = duels.caption = TOO_FEW_NOTE
     spend = Table(title="cost", box=box.SIMPLE_HEAD)
     for column in ("entrant", *TOKEN_KINDS, "usd"):
         spend.add_column(column, justify="left" if column == "entrant" else "right")
@@ -180,12 +180,6 @@ def report_tables(report: dict[str, Any], source: str) -> list[Table]:
             f"{part['usd']:.4f}",
         )
     return [ranking, duels, spend, priced]
-
-
-TOO_FEW_LINE = (
-    f"* over fewer than {MIN_TABLES} independent tables (duplicate groups): no coverage was"
-    " measured for such an interval (bench/coverage.py)"
-)
 
 
 def _marker(row: dict[str, Any]) -> str:

@@ -39,6 +39,11 @@ MIN_TABLES = 5
 intervals to cover at 95% +- 2%; an interval over fewer is marked :data:`TOO_FEW`."""
 COVERED = "ok"
 TOO_FEW = "too few tables"
+TOO_FEW_NOTE = (
+    f"* over fewer than {MIN_TABLES} independent tables (duplicate groups): no coverage was"
+    " measured for such an interval (bench/coverage.py)"
+)
+"""The line under a table of figures that holds a marked interval."""
 SCORE_RANGE = (0.0, 1.0)
 """rules.md's score: 0.5 + points / (2 deals), points between -deals and +deals."""
 PER_DEAL_RANGE = (-1.0, 1.0)

@@ -24,6 +24,7 @@ import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
 from arena.league.cost import TOKEN_KINDS
+from arena.league.standings import TOO_FEW, TOO_FEW_NOTE
 from arena.web.page import asset, fill, script_json
 
 FLAGS_SECTION = "flags"
@@ -52,6 +53,9 @@ def report_html(
         "league": document["league"],
         "standings": document["standings"],
         "headToHead": document["headToHead"],
+        "ciNote": TOO_FEW_NOTE
+        if any(s.get("ciCoverage") == TOO_FEW for s in document["standings"])
+        else None,
         "cost": document["cost"],
         "flags": _flags(document),
         "power": _pooled(document).get("power"),
@@ -90,7 +94,7 @@ def _figure(figure: go.Figure, **layout) -> dict:
 
 
 def _standings(standings: list[dict]) -> dict:
-    """Mean episode score per entrant, best on top, with its 95% bootstrap interval."""
+    """Mean episode score per entrant, best on top, with its 95% interval over tables."""
     rows = standings[::-1]
     means = [s["meanScore"] for s in rows]
     figure = go.Figure(

@@ -5,6 +5,7 @@
   const data = JSON.parse(document.getElementById('report-data').textContent);
   const fixed = (x) => x.toFixed(3);
   const signed = (x) => (x > 0 ? '+' : '') + x.toFixed(3);
+  const TOO_FEW = 'too few tables'; // arena.league.standings.TOO_FEW
 
   function cell(row, text, name) {
     const td = document.createElement('td');
@@ -47,11 +48,17 @@
       cell(row, String(s.episodes), 'episodes');
       cell(row, fixed(s.meanScore), 'mean');
       cell(row, fixed(s.ci95[0]), 'low');
-      cell(row, fixed(s.ci95[1]), 'high');
+      const high = cell(row, fixed(s.ci95[1]), 'high');
+      if (s.ciCoverage === TOO_FEW) high.classList.add('too-few');
       cell(row, s.rating.toFixed(1), 'rating');
       cell(row, (s.points > 0 ? '+' : '') + s.points, 'points');
       body.appendChild(row);
     });
+    if (data.ciNote) {
+      const note = document.getElementById('ci-coverage');
+      note.hidden = false;
+      note.textContent = data.ciNote;
+    }
   }
 
   function flags() {
