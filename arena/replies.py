@@ -20,6 +20,9 @@ from arena.actions import Action, Bid, Challenge
 from arena.rules import StandingBid, TableRules
 
 MAX_LOGGED_REPLY = 4000
+MAX_LOGGED_DEPTH = 32
+"""Nesting past this in a rejected reply is not logged: json would recurse through it
+when writing and reading, and a real reply is two levels deep."""
 REPLY_FIELDS = ("action", "quantity", "face", "say", "notes")
 
 _BID_TEXT = re.compile(r"^\s*(?:bid\s+)?(\d+)\s*(?:x|\*|×|\s)\s*(\d+)\s*[.!]?\s*$", re.IGNORECASE)
@@ -67,16 +70,37 @@ def action_record(action: Action) -> dict[str, Any]:
 def loggable(reply: Any) -> Any:
     """A JSON-able, size-bounded copy of a reply for the ``rejected`` event; a reply that
     is not strict JSON (a NaN or an infinity, which the log's reader refuses) is logged
-    as its repr."""
+    as its repr, and one nested past :data:`MAX_LOGGED_DEPTH` (which no encoder or parser
+    need follow) by its type alone."""
     if isinstance(reply, (Bid, Challenge)):
         return action_record(reply)
     if isinstance(reply, str):
         return reply[:MAX_LOGGED_REPLY]
+    if _nested_past(reply, MAX_LOGGED_DEPTH):
+        return f"a {type(reply).__name__} nested past {MAX_LOGGED_DEPTH} levels"
     try:
         text = json.dumps(reply, ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError):
         return repr(reply)[:MAX_LOGGED_REPLY]
     return reply if len(text) <= MAX_LOGGED_REPLY else text[:MAX_LOGGED_REPLY]
+
+
+def _nested_past(value: Any, limit: int) -> bool:
+    """Whether lists, tuples or mappings nest more than ``limit`` deep, walked without
+    recursion (a hostile reply may nest 100,000 deep)."""
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, Mapping):
+            children = item.values()
+        elif isinstance(item, (list, tuple)):
+            children = item
+        else:
+            continue
+        if depth == limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
 
 
 def _parse_text(text: str) -> Action:

@@ -201,32 +201,76 @@ def test_a_league_stores_reports_and_exports_any_names_and_text(echo_host, names
             assert printable(name) in shown
 
 
-class NaNSeat:
-    """Replies with a NaN quantity: rule 11 rejects it, and the log must still read."""
+def nested(depth: int) -> list:
+    value: list = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+class OddReplySeat:
+    """Replies what its argument names: a NaN quantity, or a quantity nested 2,000 or
+    100,000 lists deep. Rule 11 rejects each; the log must still be written and read."""
+
+    REPLIES = {
+        "nan": lambda: {"action": "bid", "quantity": float("nan"), "face": 2},
+        "deep": lambda: {"action": "bid", "quantity": nested(2_000), "face": 2},
+        "deeper": lambda: {"action": "bid", "quantity": nested(100_000), "face": 2},
+    }
 
     def __init__(self, context: SeatContext):
-        pass
+        self.reply = self.REPLIES[context.arg]
 
     def decide(self, view):
-        return {"action": "bid", "quantity": float("nan"), "face": 2}
+        return self.reply()
 
 
-def test_a_reply_holding_nan_is_logged_as_text_the_reader_takes(tmp_path):
-    """JSON has no NaN and the reader refuses one, so the rejected reply is logged as its
-    repr: the log the arena wrote is one it reads back."""
-
+@pytest.mark.parametrize(
+    ("kind", "logged"),
+    [
+        # JSON has no NaN and the reader refuses one: the reply is logged as its repr
+        ("nan", "{'action': 'bid', 'quantity': nan, 'face': 2}"),
+        # json.dumps raised RecursionError past about 1,000 levels, and the episode with it
+        ("deep", "a dict nested past 32 levels"),
+        ("deeper", "a dict nested past 32 levels"),
+    ],
+)
+def test_an_odd_reply_is_logged_as_text_the_reader_takes(tmp_path, kind, logged):
     class Plugin:
         @staticmethod
         @hookimpl
         def register_seats(register):
-            register("nan-seat", NaNSeat)
+            register("odd", OddReplySeat, argument="nan, deep or deeper")
 
-    log = tmp_path / "nan.jsonl"
-    with plugged(Plugin(), "nan-seat") as (plugin_host, _info):
-        specs = (SeatSpec("nan-seat"), SeatSpec("bayes"))
+    log = tmp_path / "odd.jsonl"
+    with plugged(Plugin(), "odd") as (plugin_host, _info):
+        specs = (SeatSpec("odd", kind), SeatSpec("bayes"))
         run_episode(plugin_host, EpisodeRequest(seed=1, deals=1, seat_specs=specs), log_path=log)
-    rejected = [r for r in read_log(log) if r["type"] == "rejected"]
-    assert rejected[0]["reply"] == "{'action': 'bid', 'quantity': nan, 'face': 2}"
+    rejected = [r for r in load_checked(log) if r["type"] == "rejected"]
+    assert rejected and all(r["reply"] == logged for r in rejected)
+
+
+def test_audit_append_keeps_a_line_holding_a_raw_separator_byte_for_byte(tmp_path, echo_host):
+    """A log from before the writer escaped U+2028 holds it raw inside a string: audit
+    --append reads it with the one reader (a newline ends a line, nothing else) and keeps
+    every play line as it was."""
+    log = tmp_path / "old.jsonl"
+    echo_episode(echo_host, "a\u2028b\u2029c\x85", log)
+    raw = (
+        log.read_bytes()
+        .replace(b"\\u2028", "\u2028".encode())
+        .replace(b"\\u2029", "\u2029".encode())
+        .replace(b"\\u0085", "\x85".encode())
+    )
+    log.write_bytes(raw)
+    assert "\u2028".encode() in raw and len(raw.split(b"\n")) < len(raw.decode().splitlines())
+    play = [line for line in raw.split(b"\n") if line and b'"type":"audit"' not in line]
+    assert arena("audit", str(log), "--append")[0] == 0
+    after = log.read_bytes().split(b"\n")
+    assert after[: len(play)] == play
+    assert (
+        read_log(log)[1:] and read_log(log)[0]["seats"][0]["policy"] == "echo:a\u2028b\u2029c\x85"
+    )
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
