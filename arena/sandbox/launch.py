@@ -46,8 +46,10 @@ SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64")
 UID_BASE = 1_000_000_000
 """Workers' uids start here: far above any account, so no file or process is theirs."""
 UIDS_PER_ARENA = 4096
-UID_BLOCKS = 100_000
-"""Blocks of ``UIDS_PER_ARENA`` uids above ``UID_BASE``; an arena process holds one."""
+UID_BLOCKS = 4096
+"""Blocks of ``UIDS_PER_ARENA`` uids above ``UID_BASE``; an arena process holds one, by
+an ``flock`` on the block's lock file, which stays (unlinking a lock file races with its
+next holder): at most this many small files."""
 UID_LOCKS = "liars-arena-worker-uids"
 """Directory (under ``/run``, else the temporary directory) of one lock file per block."""
 
