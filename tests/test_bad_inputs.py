@@ -326,6 +326,20 @@ ROWS.update(
                 _league_toml(league="tables = 1\n[limits]\nconcurrency = 10000000000000000000000")
             ),
         ),
+        "league file: max_in_flight 0": Row(
+            ("league", "run", "{file}", "--db", "{tmp}/new.sqlite"),
+            "max_in_flight must be a whole number >= 1, got 0",
+            "no Claude request would ever start: the league would stall",
+            make=_league_file(_league_toml(league="tables = 1\n[limits]\nmax_in_flight = 0")),
+        ),
+        "league file: requests_per_minute nan": Row(
+            ("league", "run", "{file}", "--db", "{tmp}/new.sqlite"),
+            "requests_per_minute must be a finite number > 0, got nan",
+            "a rate limit must be a rate",
+            make=_league_file(
+                _league_toml(league="tables = 1\n[limits]\nrequests_per_minute = nan")
+            ),
+        ),
         # issue 20: "a binary league file (UnicodeDecodeError)"
         "league file: binary": Row(
             ("league", "run", "{file}", "--db", "{tmp}/new.sqlite"),

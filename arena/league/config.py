@@ -210,12 +210,11 @@ def league_from_mapping(data: Mapping[str, Any]) -> LeagueSpec:
     for key, (low, high) in TABLE_RANGES.items():
         if key in table:
             _whole(table[key], key, low, high)
-    clock = table.get("clock")
-    if clock is not None and not (
-        isinstance(clock, (int, float)) and not isinstance(clock, bool)
-        and math.isfinite(clock) and clock > 0
-    ):  # fmt: skip
-        raise LeagueError(f"[table]: clock must be finite seconds > 0, got {clock!r}")
+    _finite_positive(table, "clock", "[table]")
+    for key in ("requests_per_minute", "tokens_per_minute"):
+        _finite_positive(limits, key, "[limits]")
+    if "max_in_flight" in limits:  # 0 would let no request through: the league would stall
+        _whole(limits["max_in_flight"], "[limits]: max_in_flight")
     if not isinstance(table.get("mode", ""), str) or not isinstance(table.get("talk", False), bool):
         raise LeagueError("[table]: mode must be a string and talk true or false")
     if table.get("engine", "auto") not in ENGINES:
@@ -271,6 +270,14 @@ def _section(data: Mapping[str, Any], name: str) -> dict[str, Any]:
     if not isinstance(section, Mapping):
         raise LeagueError(f"[{name}] must be a table")
     return dict(section)
+
+
+def _finite_positive(section: Mapping[str, Any], key: str, where: str) -> None:
+    """A number of seconds or a rate: TOML reads ``nan`` and ``inf``, neither of which is one."""
+    value = section.get(key)
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if value is not None and not (number and math.isfinite(value) and value > 0):
+        raise LeagueError(f"{where}: {key} must be a finite number > 0, got {value!r}")
 
 
 def _whole(value: Any, name: str, low: int = 1, high: int | None = None) -> int:
