@@ -1,0 +1,91 @@
+"""Worker uids: a block per arena process, held by a lock, so no two arenas share one.
+
+As root only: without root there are no worker uids (workers run as the user).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import shutil
+import subprocess
+import time
+
+import pytest
+
+from arena.sandbox import launch
+from arena.sandbox.launch import (
+    UID_BASE,
+    UIDS_PER_ARENA,
+    UidBlock,
+    block_is_held,
+    block_start,
+    workers_left_behind,
+)
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="worker uids exist only as root")
+
+
+def _claim(queue) -> None:
+    uids = UidBlock()
+    first = uids.next_uid()
+    queue.put((first, uids.next_uid(), block_is_held((first - UID_BASE) // UIDS_PER_ARENA)))
+    time.sleep(1.0)  # hold the block while the other process claims
+
+
+def test_two_processes_hold_different_blocks_and_count_up_within_them():
+    context = multiprocessing.get_context("spawn")
+    queue = context.Queue()
+    processes = [context.Process(target=_claim, args=(queue,)) for _ in range(2)]
+    for process in processes:
+        process.start()
+    (a, a_next, a_held), (b, b_next, b_held) = queue.get(timeout=60), queue.get(timeout=60)
+    for process in processes:
+        process.join(timeout=60)
+    # each starts its own block at its start and counts up: uid, uid + 1
+    assert (a_next - a, b_next - b) == (1, 1)
+    assert (a - UID_BASE) % UIDS_PER_ARENA == 0 and (b - UID_BASE) % UIDS_PER_ARENA == 0
+    assert a != b and a_held and b_held
+    # the lock died with its process: both blocks are free again
+    assert not block_is_held((a - UID_BASE) // UIDS_PER_ARENA)
+
+
+def test_a_forked_child_claims_a_block_of_its_own():
+    uids = UidBlock()
+    mine = uids.next_uid()
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:  # the child: its inherited counter is its parent's, so it must not use it
+        os.close(read)
+        os.write(write, str(uids.next_uid()).encode())
+        os._exit(0)
+    os.close(write)
+    theirs = int(os.read(read, 64))
+    os.close(read)
+    os.waitpid(child, 0)
+    assert (theirs - UID_BASE) // UIDS_PER_ARENA != (mine - UID_BASE) // UIDS_PER_ARENA
+    assert theirs in range(UID_BASE, block_start(launch.UID_BLOCKS))
+
+
+@pytest.mark.skipif(shutil.which("setpriv") is None, reason="needs setpriv")
+def test_a_worker_of_a_block_nobody_holds_is_left_behind_and_one_of_a_held_block_is_not():
+    held = UidBlock()
+    ours = held.next_uid()
+    free = next(block for block in range(launch.UID_BLOCKS - 1, -1, -1) if not block_is_held(block))
+    sleepers = [
+        subprocess.Popen(
+            ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "sleep", "30"]
+        )  # fmt: skip
+        for uid in (ours, block_start(free))
+    ]
+    try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and sleepers[1].pid not in workers_left_behind():
+            time.sleep(0.05)
+        left = workers_left_behind()
+        assert sleepers[1].pid in left  # its block's arena is gone: a leftover
+        assert sleepers[0].pid not in left  # ours: this live process holds its block
+    finally:
+        for sleeper in sleepers:
+            sleeper.kill()
+            sleeper.wait()
