@@ -48,6 +48,11 @@ class WorkerCode:
         imports the plugin that registered it, and nothing else of its distribution."""
         return attrs.evolve(self, entry_points=tuple(e for e in self.entry_points if e[0] == name))
 
+    @classmethod
+    def from_load_message(cls, message: dict[str, Any]) -> WorkerCode:
+        entry_points = tuple((name, value) for name, value in message["entryPoints"])
+        return cls(message["distribution"], message["version"], entry_points, message["factory"])
+
     def load_message(self) -> dict[str, Any]:
         return {
             "op": "load",

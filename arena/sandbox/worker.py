@@ -50,13 +50,7 @@ def main(argv: list[str]) -> int:
             site.addsitedir(directory)  # editable installs are .pth files there
     sys.stdout = sys.stderr  # prints are the plugin's, and never reach the protocol fds
     try:
-        message = read_frame(read_fd, None, REQUEST_CAP)
-        code = WorkerCode(
-            message["distribution"],
-            message["version"],
-            tuple(map(tuple, message["entryPoints"])),
-            message["factory"],
-        )
+        code = WorkerCode.from_load_message(read_frame(read_fd, None, REQUEST_CAP))
     except Exception:  # the arena is gone, or did not speak the protocol
         return 1
     host = new_host()
