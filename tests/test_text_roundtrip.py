@@ -23,8 +23,10 @@ from pathlib import Path
 
 import attrs
 import pytest
+import structlog
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from messages_server import MessagesServer, table_player, tool_call
 from plugins_for_tests.harness import plugged
 from rich.console import Console
 
@@ -37,6 +39,7 @@ from arena.league.config import Entrant, LeagueSpec
 from arena.league.report import league_report, report_tables
 from arena.league.run import run_league
 from arena.league.store import LeagueStore
+from arena.plugins import load
 from arena.render import deal_lines, settled_lines
 from arena.runner import EpisodeRequest, run_episode
 from arena.seats import SeatContext, SeatSpec
@@ -271,6 +274,38 @@ def test_audit_append_keeps_a_line_holding_a_raw_separator_byte_for_byte(tmp_pat
     assert (
         read_log(log)[1:] and read_log(log)[0]["seats"][0]["policy"] == "echo:a\u2028b\u2029c\x85"
     )
+
+
+CLAUDE_NOTES = "plan\u2028\u2029\x85\ud800 [red]x[/red] \x1b[2J"
+
+
+def test_a_claude_seats_notes_round_trip_and_it_keeps_playing(tmp_path, monkeypatch):
+    """Issue 20's row: a Claude seat whose notes hold U+2028 made every reader refuse the
+    log, and a lone surrogate in them (the API's JSON may carry "\\ud800") failed every
+    later request of the seat (rule 11 fell back for the rest of the episode). Over the
+    real SDK and the loopback API: the notes are logged exactly, the log passes arena
+    check, the seat is never rejected, and its next prompt shows the notes back."""
+    structlog.reset_defaults()
+    legal = table_player()
+
+    def respond(body):
+        move = dict(legal(body).content[0]["input"])
+        return tool_call(move | {"notes": CLAUDE_NOTES})
+
+    log = tmp_path / "claude.jsonl"
+    with MessagesServer(respond) as server:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        specs = (SeatSpec.parse("claude:honest"), SeatSpec("bayes"), SeatSpec("pressure"))
+        request = EpisodeRequest(seed=4, deals=3, talk=True, seat_specs=specs)
+        run_episode(load({}), request, log_path=log)
+    records = load_checked(log)
+    mine = [r for r in records if r["type"] in ("bid", "challenge") and r["slot"] == 0]
+    assert len(mine) >= 2 and all(r["notes"] == CLAUDE_NOTES for r in mine)
+    assert not [r for r in records if r["type"] in ("rejected", "fault")]
+    assert all(not r["fallback"] for r in mine)
+    shown_back = server.requests[1].json["messages"][0]["content"][-1]["text"]
+    assert "<notes>\nplan\u2028\u2029\x85\\ud800 [red]x[/red] \x1b[2J\n</notes>" in shown_back
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")

@@ -280,7 +280,10 @@ def _notes_lines(view: SeatView) -> list[str]:
     if view.notes is None:
         return ["Your notes: none yet."]
     cut = f" (cut to {NOTES_CAP} characters: the end was lost)" if view.notes_truncated else ""
-    return [f"Your notes{cut}:", "<notes>", view.notes, "</notes>"]
+    # A lone surrogate (a JSON reply may hold "\ud800") cannot be sent as UTF-8: shown
+    # as its escape, where it would otherwise fail every later request of the seat.
+    notes = view.notes.encode("utf-8", "backslashreplace").decode("utf-8")
+    return [f"Your notes{cut}:", "<notes>", notes, "</notes>"]
 
 
 def _legal_line(view: SeatView) -> str:
