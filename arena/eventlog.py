@@ -27,6 +27,7 @@ import errno
 import hashlib
 import itertools
 import json
+import math
 import os
 import stat
 import tempfile
@@ -664,9 +665,9 @@ def parse_line(line: bytes | str, where: str) -> dict[str, Any]:
     """One line's record, checked against the event vocabulary, or a one-line
     :class:`LogError` that starts with ``where`` (``FILE:LINE``).
 
-    The line is read strictly: UTF-8 only, no ``NaN`` or ``Infinity`` (not JSON), no key
-    twice (other readers would take the other value), and no nesting so deep that a
-    parser gives up.
+    The line is read strictly: UTF-8 only, no ``NaN`` or ``Infinity`` (not JSON) nor a
+    number past a float's range, no key twice (other readers would take the other
+    value), and no nesting so deep that a parser gives up.
     """
     try:
         text = line if isinstance(line, str) else line.decode("utf-8")
@@ -709,7 +710,16 @@ def _no_constant(name: str) -> None:
     raise ValueError(f"{name} is not JSON")
 
 
-_STRICT_JSON = json.JSONDecoder(object_pairs_hook=_unique_keys, parse_constant=_no_constant)
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # 1e400 would read as infinity
+        raise ValueError(f"{text[:40]} is past a float's range")
+    return value
+
+
+_STRICT_JSON = json.JSONDecoder(
+    object_pairs_hook=_unique_keys, parse_constant=_no_constant, parse_float=_finite
+)
 _JSON_SPACE = " \t\r"
 _JSON_SPACE_BYTES = _JSON_SPACE.encode()
 

@@ -258,6 +258,11 @@ STRICT = {
     "not UTF-8": (b'{"type":"de\xc3(l"}', "not UTF-8: byte 0xc3 at column 12"),
     "NaN": (b'{"type":"fault","deal":0,"slot":NaN,"reason":"x"}', "NaN is not JSON"),
     "Infinity": (b'{"type":"fault","deal":0,"slot":1,"reason":-Infinity}', "-Infinity is not"),
+    # a double holds up to about 1.8e308: the stdlib would read 1e400 as inf
+    "past a float": (
+        b'{"type":"result","status":"complete","dealsPlayed":1,"points":[1],"score":[1e400]}',
+        "1e400 is past a float's range",
+    ),
     # json.loads keeps the last "slot", another reader the first: the line is ambiguous
     "duplicate key": (
         b'{"type":"fault","deal":0,"slot":1,"slot":2,"reason":"x"}',
