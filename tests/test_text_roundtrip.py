@@ -14,6 +14,7 @@ the notes all carry the drawn text.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import io
 import json
@@ -34,6 +35,7 @@ from arena import hookimpl
 from arena.audit_tables import audit_tables
 from arena.check import check_results, load_checked
 from arena.cli import main
+from arena.cli.options import print_rows
 from arena.eventlog import read_log
 from arena.league.config import Entrant, LeagueSpec
 from arena.league.report import league_report, report_tables
@@ -339,6 +341,13 @@ def test_talk_and_names_reach_the_terminal_escaped():
     assert f"          s0 says: {expected}" in lines
     assert "  s0  " + expected + "  points +1  score 1.000" in lines
     assert not any(_SHOWN_RAW.search(line) for line in lines)
+
+
+def test_a_listing_shows_a_plugins_description_escaped(capsys):
+    """``arena seats`` and ``arena plugins`` print third parties' names and descriptions."""
+    rows = [{"name": "twin", "description": HOSTILE}]
+    assert print_rows(argparse.Namespace(json=False), rows, lambda r: r["description"]) == 0
+    assert capsys.readouterr().out == printable(HOSTILE) + "\n"
 
 
 def test_printable_leaves_ordinary_text_of_any_script_alone():

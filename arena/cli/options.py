@@ -20,6 +20,7 @@ from arena.plugins import PluginHost, Registry
 from arena.rules import DEFAULT_MAX_BIDS, MAX_BIDS_CAP, MAX_SEATS, MIN_SEATS
 from arena.runner import DEFAULT_SEATS, EpisodeRequest
 from arena.seats import SeatSpec
+from arena.terminal_text import printable
 
 USAGE_ERROR = 2
 
@@ -146,11 +147,12 @@ def resolve_seats(args: argparse.Namespace, registry: Registry) -> None:
 
 
 def print_rows(args: argparse.Namespace, rows: list[dict], line: Callable[[dict], str]) -> int:
-    """A listing: JSON with ``--json``, else one line per row."""
+    """A listing: JSON with ``--json``, else one line per row, shown as text (a plugin's
+    name or description is a third party's and may hold escape sequences)."""
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
-    sys.stdout.write("".join(line(row) + "\n" for row in rows))
+    sys.stdout.write("".join(printable(line(row)) + "\n" for row in rows))
     return 0
 
 
