@@ -91,6 +91,7 @@ _INT = {
 }
 _BOOL = {"talk", "forced", "fallback"}
 _TEXT = {"say", "published", "notes"}
+_STRING = {"mode", "status", "reason", "reporter"}
 _INT_LISTS = {"symbols", "tableOrder", "points"}
 
 
@@ -103,6 +104,8 @@ def _shape_error(record: dict[str, Any]) -> str | None:
             return f"{key} must be true or false, got {value!r}"
         if key in _TEXT and value is not None and not isinstance(value, str):
             return f"{key} must be text or null, got {value!r}"
+        if key in _STRING and not isinstance(value, str):
+            return f"{key} must be text, got {value!r}"
         if key in _INT_LISTS and not _int_list(value):
             return f"{key} must be a list of integers, got {value!r}"
     if "hands" in record and not (
