@@ -135,15 +135,16 @@ MISSING = object()
 """A field value that stands for the field's absence."""
 
 
-def _with_bid(made, tmp: Path, **changes) -> Path:
-    """The real log with its first bid's fields changed (:data:`MISSING` deletes the key)."""
+def _with_fields(made, tmp: Path, kind: str, changes: dict) -> Path:
+    """The real log with the fields of its first ``kind`` line changed (:data:`MISSING`
+    deletes the key)."""
     records = _records(made["log"])
-    bid = _first_bid(records)
+    record = next(r for r in records if r["type"] == kind)
     for key, value in changes.items():
         if value is MISSING:
-            del bid[key]
+            del record[key]
         else:
-            bid[key] = value
+            record[key] = value
     path = tmp / "edited.jsonl"
     _write_records(path, records)
     return path
@@ -171,8 +172,8 @@ def _text_file(name: str, data: bytes) -> Maker:
     return make
 
 
-def _edited_bid(**changes) -> Maker:
-    return lambda made, tmp: {"file": _with_bid(made, tmp, **changes)}
+def _edited(kind: str, **changes) -> Maker:
+    return lambda made, tmp: {"file": _with_fields(made, tmp, kind, changes)}
 
 
 @attrs.frozen
@@ -390,14 +391,6 @@ def _log_file(data: bytes) -> Maker:
     return make
 
 
-def _log_with(made, tmp, edit) -> Path:
-    records = _records(made["log"])
-    edit(records)
-    path = tmp / "edited.jsonl"
-    _write_records(path, records)
-    return path
-
-
 def _notes_with(text: str) -> Maker:
     """The real log, its first bid's notes holding ``text``, written by json.dumps with
     ensure_ascii=False: the raw characters, as a writer that does not escape them would."""
@@ -416,11 +409,12 @@ def _notes_with(text: str) -> Maker:
 
 DEEP = b"[" * 100_000 + b"]" * 100_000 + b"\n"
 UNCHECKED_ROWS = {
-    "a string quantity": (_edited_bid(quantity="3"), "quantity must be an integer, got '3'"),
-    "a null slot": (_edited_bid(slot=None), "slot must be an integer, got None"),
-    "a float deal": (_edited_bid(deal=0.5), "deal must be an integer, got 0.5"),
-    "a slot off the table": (_edited_bid(slot=99), "slot 99 is not a seat of the 4-seat table"),
-    "a missing face": (_edited_bid(face=MISSING), "missing ['face']"),
+    "a string quantity": (_edited("bid", quantity="3"), "quantity must be an integer, got '3'"),
+    "a null slot": (_edited("bid", slot=None), "slot must be an integer, got None"),
+    "a float deal": (_edited("bid", deal=0.5), "deal must be an integer, got 0.5"),
+    "a slot off the table": (_edited("bid", slot=99), "slot 99 is not a seat of the 4-seat table"),
+    "a missing face": (_edited("bid", face=MISSING), "missing ['face']"),
+    "a null status": (_edited("result", status=None), "status must be text, got None"),
 }
 """issue 20: "`--unchecked` logs with a string quantity (TypeError in the audit)"."""
 for what, (make, fragment) in UNCHECKED_ROWS.items():
