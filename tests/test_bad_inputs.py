@@ -553,6 +553,11 @@ ROWS.update(
             "any file a user points at",
             make=_text_file("L.sqlite", bytes(range(256)) * 64),
         ),
+        "serve --turn-timeout 1e300": Row(
+            ("serve", "--turn-timeout", "1e300", "--port", "0"),
+            "argument --turn-timeout: ",
+            "a wait that long overflows the platform's time_t (OverflowError at the first turn)",
+        ),
         "serve --seat nosuch": Row(
             ("serve", "--seat", "nosuch", "--port", "0"),
             "nosuch",

@@ -11,6 +11,7 @@ import argparse
 import socket
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 from arena.cli.options import add_seating_options, add_table_options, bounded, table_request
@@ -42,11 +43,11 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     serve.add_argument(
         "--turn-timeout",
-        type=bounded(float, above=0),
+        type=bounded(float, 0, threading.TIMEOUT_MAX, above=0),  # the wait's own limit
         default=300.0,
         metavar="SECONDS",
-        help="seconds > 0: a person who has not moved by then has left; rule 11 moves "
-        "for them (default 300)",
+        help=f"seconds > 0, at most {threading.TIMEOUT_MAX:.0f}: a person who has not moved "
+        "by then has left; rule 11 moves for them (default 300)",
     )
     serve.add_argument(
         "--max-deals",
