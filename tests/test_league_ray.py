@@ -1,33 +1,75 @@
-"""The Ray executor on a real local Ray instance: the same standings as serial, nothing left behind.
+"""The Ray executor as its users run it: a private instance, a cluster joined by address.
 
-Ray takes seconds to start, so this is one league, run once through the CLI
-(which starts a local instance with 2 CPUs, no dashboard, and stops it).
+Everything here is real Ray on 127.0.0.1: a cluster of two ``ray start``
+processes (a head, and a worker node joined with ``--address``: two hosts on one
+machine), with token authentication as ``ray start`` sets it up, each in its own
+``--temp-dir``; every league runs as its own ``arena`` process. Each Ray start
+costs seconds on a small machine, so the cluster is started once for the module,
+with ``--block`` so that stopping its two commands stops it (``ray stop`` would
+stop every Ray on the machine), and leagues long enough (64 episodes on the Python
+engine) that a worker or a node can be killed while one plays.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import secrets
 import shutil
+import signal
+import socket
+import sqlite3
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
+import attrs
 import pytest
 
 pytest.importorskip("ray", reason="the ray extra is not installed (pip install '.[ray]')")
 
+
 POOL = ["--pool", "bayes,pressure,random,bayes", "--tables", "3", "--duplicate", "--deals", "8"]
+# 64 episodes on the Python engine, a fifth of a second each: a kill lands while tables
+# play, after the worker node's first worker took its seconds to start.
+SLOW = ["--pool", "bayes,pressure,random,bayes", "--tables", "16", "--duplicate"]
+SLOW += ["--deals", "200", "--engine", "python", "--seed", "3"]
+EPISODES = 64
+RAY = str(Path(sys.executable).with_name("ray"))
+START_TIMEOUT = 120
 
 
 def arena(*args: str, env=None) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "arena.cli", *args], capture_output=True, text=True, env=env
+        [sys.executable, "-m", "arena.cli", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
     )
 
 
-def processes_using(path: str) -> list[str]:
-    """Command lines of running processes that mention ``path`` (Ray's session dir)."""
+def league(db, *args: str, env) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "arena.cli", "league", "run", "--db", str(db), "--json", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        start_new_session=True,
+    )
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def processes_using(path: str) -> list[int]:
+    """Running processes whose command line mentions ``path`` (a Ray temp dir)."""
     found = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
@@ -35,22 +77,262 @@ def processes_using(path: str) -> list[str]:
         except OSError:
             continue
         if path in cmdline:
-            found.append(f"{pid}: {cmdline[:120]}")
+            found.append(int(pid))
     return found
 
 
-def test_ray_tables_give_the_serial_standings_and_leave_no_ray_behind(tmp_path):
+def parent_of(pid: int) -> int:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError):
+        return 0
+
+
+def table_workers(raylets: list[int]) -> list[int]:
+    """Ray worker processes playing a table (their title is the task's) under ``raylets``."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            title = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if title.startswith(b"ray::_ray_task") and parent_of(int(pid)) in raylets:
+            found.append(int(pid))
+    return found
+
+
+def raylets(temp_dir: str) -> list[int]:
+    return [
+        pid
+        for pid in processes_using(temp_dir)
+        if b"raylet" in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0]
+    ]
+
+
+def stored(db) -> int:
+    try:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=0.1) as conn:
+            return conn.execute("SELECT COUNT(*) FROM episodes").fetchone()[0]
+    except sqlite3.OperationalError:
+        return 0
+
+
+def indexes(db) -> list[int]:
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+        return [idx for (idx,) in conn.execute("SELECT idx FROM episodes ORDER BY idx")]
+
+
+@attrs.frozen
+class Cluster:
+    address: str
+    head_dir: str
+    worker_dir: str
+    token_env: dict[str, str]
+    """What a driver needs to join: token authentication and the head's token."""
+
+
+def ray_start(temp_dir: str, env: dict[str, str], *args: str) -> subprocess.Popen:
+    """``ray start --block``: the node runs while this command does."""
+    return subprocess.Popen(
+        [RAY, "start", "--block", "--temp-dir", temp_dir, "--num-cpus", "1",
+         "--node-ip-address", "127.0.0.1", "--disable-usage-stats",
+         "--dashboard-agent-listen-port", str(free_port()), *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        start_new_session=True,
+    )  # fmt: skip
+
+
+def wait_for_raylets(temp_dirs: list[str], nodes: list[subprocess.Popen]) -> None:
+    deadline = time.monotonic() + START_TIMEOUT
+    while not all(raylets(d) for d in temp_dirs):
+        assert all(n.poll() is None for n in nodes), "ray start ended"
+        assert time.monotonic() < deadline, "Ray did not start in time"
+        time.sleep(0.2)
+
+
+def stop(nodes: list[subprocess.Popen], temp_dirs: list[str]) -> None:
+    """Stop the ``ray start --block`` commands (each stops its node), then anything left
+    of this cluster's processes, found by their temp dirs."""
+    for node in reversed(nodes):
+        if node.poll() is None:
+            node.send_signal(signal.SIGTERM)
+    for node in reversed(nodes):
+        try:
+            node.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(node.pid, signal.SIGKILL)
+    for temp_dir in temp_dirs:
+        for pid in processes_using(temp_dir):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """A head and a worker node on 127.0.0.1, token auth on (as ``ray start`` makes it)."""
+    head_dir = tempfile.mkdtemp(prefix="rayh", dir="/tmp")  # short: Ray's sockets live there
+    worker_dir = tempfile.mkdtemp(prefix="rayw", dir="/tmp")
+    token_env = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(16)}
+    # A node found dead within a couple of seconds, not Ray's default half minute.
+    env = (
+        os.environ
+        | token_env
+        | {
+            "RAY_health_check_period_ms": "500",
+            "RAY_health_check_failure_threshold": "3",
+        }
+    )
+    port = free_port()
+    nodes = []
+    try:
+        nodes.append(ray_start(head_dir, env, "--head", "--port", str(port),
+                               "--include-dashboard", "false"))  # fmt: skip
+        wait_for_raylets([head_dir], nodes)
+        nodes.append(ray_start(worker_dir, env, "--address", f"127.0.0.1:{port}"))
+        wait_for_raylets([head_dir, worker_dir], nodes)
+        yield Cluster(f"127.0.0.1:{port}", head_dir, worker_dir, token_env)
+    finally:
+        stop(nodes, [head_dir, worker_dir])
+        shutil.rmtree(head_dir, ignore_errors=True)
+        shutil.rmtree(worker_dir, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def serial_slow(tmp_path_factory) -> str:
+    db = tmp_path_factory.mktemp("serial") / "slow.sqlite"
+    ran = arena("league", "run", *SLOW, "--executor", "serial", "--db", str(db), "--json")
+    assert ran.returncode == 0, ran.stderr
+    return ran.stdout
+
+
+def without_ray_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
+
+
+def test_a_private_instance_starts_beside_a_running_cluster_and_leaves_nothing(tmp_path, cluster):
+    """``RAY_ADDRESS`` names the running cluster: without ``--address`` the league still
+    starts its own instance (joining would have refused the CPUs it asks for), plays what
+    serial plays, and stops every process of it."""
     serial = arena("league", "run", *POOL, "--db", str(tmp_path / "serial.sqlite"), "--json")
     assert serial.returncode == 0, serial.stderr
-    # A short private temp dir: Ray's sockets live under it, and it marks its processes.
     ray_dir = tempfile.mkdtemp(prefix="ray", dir="/tmp")
     try:
-        env = os.environ | {"RAY_TMPDIR": ray_dir}
-        ray_db = str(tmp_path / "ray.sqlite")
-        ran = arena("league", "run", *POOL, "--db", ray_db, "--executor", "ray",
-                    "--concurrency", "2", "--json", env=env)  # fmt: skip
+        env = without_ray_env() | {"RAY_TMPDIR": ray_dir, "RAY_ADDRESS": cluster.address}
+        ran = arena("league", "run", *POOL, "--db", str(tmp_path / "ray.sqlite"),
+                    "--executor", "ray", "--concurrency", "2", "--json", env=env)  # fmt: skip
         assert ran.returncode == 0, ran.stderr
         assert ran.stdout == serial.stdout
         assert processes_using(ray_dir) == []
     finally:
         shutil.rmtree(ray_dir, ignore_errors=True)
+
+
+def test_joining_without_the_token_setting_is_one_line(tmp_path, cluster):
+    env = without_ray_env() | {"RAY_gcs_rpc_server_reconnect_timeout_s": "3"}
+    ran = arena("league", "run", *POOL, "--db", str(tmp_path / "x.sqlite"),
+                "--executor", "ray", "--address", cluster.address, env=env)  # fmt: skip
+    assert ran.returncode == 1
+    assert "Traceback" not in ran.stderr
+    last = ran.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"arena: error: cannot join the Ray cluster at {cluster.address}: ")
+    assert "set RAY_AUTH_MODE=token" in last
+    assert stored(tmp_path / "x.sqlite") == 0
+
+
+def test_a_worker_killed_on_the_second_node_does_not_stop_the_league(
+    tmp_path, cluster, serial_slow
+):
+    """Joined by address across both nodes; a table's worker on the worker node is killed
+    mid-table: Ray plays the table again and the standings are serial's bytes."""
+    db = tmp_path / "killed.sqlite"
+    env = without_ray_env() | cluster.token_env
+    proc = league(db, *SLOW, "--executor", "ray", "--address", cluster.address,
+                  "--concurrency", "2", env=env)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        victims = []
+        while not victims and proc.poll() is None and time.monotonic() < deadline:
+            victims = table_workers(raylets(cluster.worker_dir))
+            time.sleep(0.05)
+        assert victims, "no table was played on the worker node"
+        before = stored(db)
+        os.kill(victims[0], signal.SIGKILL)
+        out, err = proc.communicate(timeout=240)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, err
+    assert before < EPISODES
+    assert out == serial_slow
+    assert indexes(db) == list(range(EPISODES))
+
+
+BROKEN_TABLE = """
+import sys, attrs
+from arena.league.config import Entrant, LeagueSpec
+from arena.league.executors import Ray
+from arena.league.schedule import fixtures
+from arena.runner import EpisodeRequest, SetupError
+from arena.seats import SeatSpec
+from arena_plugins.claude.limiter import Limits
+
+spec = LeagueSpec(
+    entrants=tuple(Entrant(s, SeatSpec.parse(s)) for s in ("bayes", "pressure", "random")),
+    tables=1, allow_repeat=True, table=EpisodeRequest(deals=3),
+)
+fixture = next(fixtures(spec))
+seats = (*fixture.request.seat_specs[:3], SeatSpec.parse("bayes:b"))
+pool = Ray(1, Limits(), address=sys.argv[1])
+try:
+    pool.submit(attrs.evolve(fixture, request=attrs.evolve(fixture.request, seat_specs=seats)))
+    while pool.busy:
+        list(pool.collect(1))
+except SetupError as exc:
+    print("SetupError:", exc)
+finally:
+    pool.close()
+"""
+"""A table whose fourth seat cannot start (check_league refuses such an entrant, so it is
+built here), played as a Ray task on the cluster; prints what the executor raised. Its own
+process: Ray reads the token setting when it is imported."""
+
+
+def test_a_tables_own_error_under_ray_is_the_error_serial_raises(cluster):
+    """Not Ray's ``ray::_ray_task() (pid=...)`` wrapper in colour: the seat's own line,
+    as serial play raises it (tests/test_league_faults.py), and once."""
+    ran = subprocess.run(
+        [sys.executable, "-c", BROKEN_TABLE, cluster.address],
+        capture_output=True,
+        text=True,
+        env=without_ray_env() | cluster.token_env,
+        timeout=240,
+    )
+    assert ran.stdout.splitlines()[-1:] == [
+        "SetupError: seat 3 (bayes:b): seat 'bayes' takes no argument (got 'b')"
+    ], ran.stderr
+
+
+def test_a_lost_node_does_not_stop_the_league(tmp_path, cluster, serial_slow):
+    """The worker node dies (its raylet killed) mid-league: its tables are played again on
+    the head. Last in the module: the cluster has one node after it."""
+    db = tmp_path / "node.sqlite"
+    env = without_ray_env() | cluster.token_env
+    proc = league(db, *SLOW, "--executor", "ray", "--address", cluster.address,
+                  "--concurrency", "2", env=env)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        node = raylets(cluster.worker_dir)
+        while not table_workers(node) and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert table_workers(node), "no table was played on the worker node"
+        before = stored(db)
+        for pid in node:
+            os.kill(pid, signal.SIGKILL)
+        out, err = proc.communicate(timeout=240)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, err
+    assert before < EPISODES
+    assert out == serial_slow
+    assert indexes(db) == list(range(EPISODES))

@@ -283,6 +283,7 @@ class Ray:
                 ray.init(**options)
             except (ConnectionError, ValueError, RuntimeError) as exc:
                 raise WorkerFailed(_join_failure(address, exc)) from None
+            _log_ray_errors(ray)
         # Ray plays a table again when its worker or node dies (system failures), but
         # never for the table's own exception (retry_exceptions off).
         self.remote = ray.remote(max_retries=RETRIES, retry_exceptions=False)(_ray_task)
@@ -324,6 +325,19 @@ def _first_line(exc: BaseException) -> str:
     """An exception's first line without Ray's colour codes."""
     text = ANSI.sub("", str(exc)).strip()
     return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _log_ray_errors(ray) -> None:
+    """The cluster's error messages (a worker died, and so on) go to our log, not to stdout,
+    where Ray's driver prints them whatever ``log_to_driver`` says, in colour, into the
+    league's ``--json`` report. Its retries handle the faults they describe."""
+
+    def log_messages(data: dict, ignore_prefix: bool) -> None:
+        for line in data.get("lines", ()):
+            log.warning("ray says", source=data.get("pid"), message=_first_line(line))
+
+    if hasattr(ray._private.worker, "print_to_stdstream"):  # its one sink for them
+        ray._private.worker.print_to_stdstream = log_messages
 
 
 def _quiet_ray() -> None:
