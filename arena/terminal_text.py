@@ -33,6 +33,12 @@ def printable(text: str) -> str:
     return _UNSHOWABLE.sub(_escape, text)
 
 
+def printable_lines(text: str) -> str:
+    """:func:`printable` of each line of a text made of several (a screen, a wrapped
+    listing): its own newlines stay newlines, every other character as printable."""
+    return "\n".join(map(printable, text.split("\n")))
+
+
 def cell(value: object) -> Text:
     """A Rich table cell or title showing ``str(value)`` literally (see :func:`printable`).
 

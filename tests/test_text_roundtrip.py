@@ -350,6 +350,20 @@ def test_a_listing_shows_a_plugins_description_escaped(capsys):
     assert capsys.readouterr().out == printable(HOSTILE) + "\n"
 
 
+def test_text_in_an_error_line_is_escaped(tmp_path, capsys):
+    """What a reader's error echoes (here a file named with an escape sequence, as an
+    export of hostile names might make) reaches the terminal escaped: in arena check's
+    output and in every command's ``arena: error:`` line."""
+    log = tmp_path / "ev\x1b[2Jil.jsonl"
+    log.write_text("{}\n", encoding="utf-8")
+    assert main(["check", str(log)]) == 1
+    assert main(["audit", str(log)]) == 2
+    captured = capsys.readouterr()
+    shown = f"{tmp_path}/ev\\x1b[2Jil.jsonl:1: not a valid event (unknown event type None)"
+    assert captured.out == shown + "\n"
+    assert captured.err == f"arena: error: {shown}\n"
+
+
 def test_printable_leaves_ordinary_text_of_any_script_alone():
     for text in ("bayes", "héllo wörld", "日本語の名前", "emoji 🎲 and tab-free", "a\\b"):
         assert printable(text) == text

@@ -31,6 +31,7 @@ from arena.outputs import OutputFailed, OutputRefused
 from arena.plugins import DuplicateName, PluginHost, UnknownName, load
 from arena.runner import EpisodeInterrupted, SetupError, Terminated
 from arena.sandbox.policy import CHOICES, PolicyError, SandboxPolicy
+from arena.terminal_text import printable
 
 COMMANDS = {
     "play": "play",
@@ -129,10 +130,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         resolve_seats(args, host.registry)
         return args.run(args, host)
     except USER_ERRORS as exc:
-        print(f"arena: error: {exc}", file=sys.stderr)
+        print(f"arena: error: {printable(str(exc))}", file=sys.stderr)
         return USAGE_ERROR
     except (LogWriteError, OutputFailed) as exc:  # a full disk: not a usage error, one line
-        print(f"arena: error: {exc.strerror}", file=sys.stderr)
+        print(f"arena: error: {printable(str(exc.strerror))}", file=sys.stderr)
         return RUN_FAILED
     except EpisodeInterrupted as exc:
         print(f"arena: {exc}", file=sys.stderr)

@@ -7,6 +7,7 @@ import argparse
 from arena.check import check_file, check_results
 from arena.eventlog import LogError
 from arena.plugins import PluginHost
+from arena.terminal_text import printable
 
 SHOWN_PER_LOG = 20
 """Violations printed per log; one edit can cascade into many, the first is the cause."""
@@ -39,13 +40,13 @@ def run(args: argparse.Namespace, host: PluginHost) -> int:
         try:
             records, violations = check_file(path, registry=host.registry, partial=args.partial)
         except LogError as exc:
-            print(exc)
+            print(printable(str(exc)))
             failed = True
             continue
         if args.results:
             violations += check_results(path, args.results)
         for violation in violations[:SHOWN_PER_LOG]:
-            print(f"{path}:{violation.line}: {violation.rule}: {violation.message}")
+            print(printable(f"{path}:{violation.line}: {violation.rule}: {violation.message}"))
         if len(violations) > SHOWN_PER_LOG:
             print(f"{path}: ... and {len(violations) - SHOWN_PER_LOG} more violations")
         if violations:
@@ -53,5 +54,5 @@ def run(args: argparse.Namespace, host: PluginHost) -> int:
             continue
         settled = next((r for r in records if r["type"] == "result"), None)
         how = f"{settled['status']}, {settled['dealsPlayed']} deals" if settled else "partial"
-        print(f"{path}: ok ({records[0]['mode']} seed {records[0]['seed']}, {how})")
+        print(printable(f"{path}: ok ({records[0]['mode']} seed {records[0]['seed']}, {how})"))
     return 1 if failed else 0

@@ -20,7 +20,7 @@ from arena.plugins import PluginHost, Registry
 from arena.rules import DEFAULT_MAX_BIDS, MAX_BIDS_CAP, MAX_SEATS, MIN_SEATS
 from arena.runner import DEFAULT_SEATS, EpisodeRequest
 from arena.seats import SeatSpec
-from arena.terminal_text import printable
+from arena.terminal_text import printable_lines
 
 USAGE_ERROR = 2
 
@@ -152,7 +152,7 @@ def print_rows(args: argparse.Namespace, rows: list[dict], line: Callable[[dict]
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
-    sys.stdout.write("".join(printable(line(row)) + "\n" for row in rows))
+    sys.stdout.write("".join(printable_lines(line(row)) + "\n" for row in rows))
     return 0
 
 

@@ -17,7 +17,7 @@ from arena.actions import Action, Bid, Challenge
 from arena.modes import Mode
 from arena.rules import TableRules
 from arena.seats import SeatContext, SeatQuit
-from arena.terminal_text import printable
+from arena.terminal_text import printable_lines
 from arena.view import SeatView
 from arena_plugins.human.feed import PublicFeed
 from arena_plugins.human.screen import Advisor, TurnScreen, build_screen
@@ -37,7 +37,7 @@ _HELP = {"?", "h", "help"}
 
 def _show(text: str) -> None:
     """Print a screen or a feed line; what seats said or are called is shown, never obeyed."""
-    print("\n".join(map(printable, text.split("\n"))), flush=True)
+    print(printable_lines(text), flush=True)
 
 
 @attrs.frozen
