@@ -163,13 +163,28 @@ def _copy(name: str) -> Maker:
     return make
 
 
-def _text_file(name: str, data: bytes) -> Maker:
+def _file(name: str, data: bytes) -> Maker:
+    """A file ``{file}`` of these bytes."""
+
     def make(made, tmp):
         path = tmp / name
         path.write_bytes(data)
         return {"file": path}
 
     return make
+
+
+def _spoiled(made_file: str, spoil: Callable[[bytes], bytes], name: str) -> Maker:
+    """A file ``{file}`` called ``name``: the made file (``log``, ``league``), spoiled."""
+
+    def make(made, tmp):
+        return _file(name, spoil(made[made_file].read_bytes()))(made, tmp)
+
+    return make
+
+
+def _both(*makers: Maker) -> Maker:
+    return lambda made, tmp: {k: v for maker in makers for k, v in maker(made, tmp).items()}
 
 
 def _edited(kind: str, **changes) -> Maker:
@@ -213,15 +228,6 @@ def _league_toml(table: str = "", league: str = "tables = 1", **values) -> bytes
     lines = "".join(f"{key} = {value}\n" for key, value in numbers.items())
     entrants = '[entrants]\nb = "bayes"\nr = "random"\n'
     return f"[league]\n{league}\n[table]\n{lines}{table}\n{entrants}".encode()
-
-
-def _league_file(data: bytes) -> Maker:
-    def make(made, tmp):
-        path = tmp / "league.toml"
-        path.write_bytes(data)
-        return {"file": path}
-
-    return make
 
 
 ROWS.update(
@@ -281,64 +287,68 @@ ROWS.update(
             ("league", "run", "{file}", "--db", "{tmp}/new.sqlite"),
             "tables",
             "TOML config values have the same ranges as the options",
-            make=_league_file(_league_toml(league="tables = 100000000000000000000")),
+            make=_file("league.toml", _league_toml(league="tables = 100000000000000000000")),
         ),
         "league file: max_bids 2^31": Row(
             ("league", "run", "{file}", "--db", "{tmp}/new.sqlite"),
             "max_bids",
             "TOML config values have the same ranges as the options",
-            make=_league_file(_league_toml(table=f"max_bids = {2**31}")),
+            make=_file("league.toml", _league_toml(table=f"max_bids = {2**31}")),
         ),
         "league file: deals 2^63": Row(
             ("league", "run", "{file}", "--db", "{tmp}/new.sqlite"),
             "deals",
             "TOML config values have the same ranges as the options",
-            make=_league_file(_league_toml(deals=2**63)),
+            make=_file("league.toml", _league_toml(deals=2**63)),
         ),
         "league file: seats 9": Row(
             ("league", "run", "{file}", "--db", "{tmp}/new.sqlite"),
             "seats",
             "TOML config values have the same ranges as the options",
-            make=_league_file(_league_toml(seats=9)),
+            make=_file("league.toml", _league_toml(seats=9)),
         ),
         "league file: clock nan": Row(
             ("league", "run", "{file}", "--db", "{tmp}/new.sqlite"),
             "clock",
             "TOML reads nan and inf; a clock must be finite seconds > 0",
-            make=_league_file(_league_toml(table="clock = nan")),
+            make=_file("league.toml", _league_toml(table="clock = nan")),
         ),
         "league file: clock inf": Row(
             ("league", "run", "{file}", "--db", "{tmp}/new.sqlite"),
             "clock",
             "TOML reads nan and inf; a clock must be finite seconds > 0",
-            make=_league_file(_league_toml(table="clock = inf")),
+            make=_file("league.toml", _league_toml(table="clock = inf")),
         ),
         "league file: clock a string": Row(
             ("league", "run", "{file}", "--db", "{tmp}/new.sqlite"),
             "clock",
             "a value of the wrong type is named, not a TypeError",
-            make=_league_file(_league_toml(table='clock = "soon"')),
+            make=_file("league.toml", _league_toml(table='clock = "soon"')),
         ),
         "league file: concurrency 10^20": Row(
             ("league", "run", "{file}", "--db", "{tmp}/new.sqlite"),
             "concurrency",
             "tables in flight at once is a size too",
-            make=_league_file(
-                _league_toml(league="tables = 1\n[limits]\nconcurrency = 10000000000000000000000")
+            make=_file(
+                "league.toml",
+                _league_toml(league="tables = 1\n[limits]\nconcurrency = 10000000000000000000000"),
             ),
         ),
         "league file: max_in_flight 0": Row(
             ("league", "run", "{file}", "--db", "{tmp}/new.sqlite"),
             "max_in_flight must be a whole number >= 1, got 0",
             "no Claude request would ever start: the league would stall",
-            make=_league_file(_league_toml(league="tables = 1\n[limits]\nmax_in_flight = 0")),
+            make=_file(
+                "league.toml", _league_toml(league="tables = 1\n[limits]\nmax_in_flight = 0")
+            ),
         ),
         "league file: requests_per_minute nan": Row(
             ("league", "run", "{file}", "--db", "{tmp}/new.sqlite"),
             "requests_per_minute must be a finite number > 0, got nan",
             "a rate limit must be a rate",
-            make=_league_file(
-                _league_toml(league="tables = 1\n[limits]\nrequests_per_minute = nan")
+            make=_file(
+                "league.toml",
+                _league_toml(league="tables = 1\n[limits]\nrequests_per_minute = nan"),
             ),
         ),
         # issue 20: "a binary league file (UnicodeDecodeError)"
@@ -346,49 +356,40 @@ ROWS.update(
             ("league", "run", "{file}", "--db", "{tmp}/new.sqlite"),
             "not a TOML league file",
             "issue 20: a binary league file raised UnicodeDecodeError",
-            make=_league_file(bytes(range(256)) * 4),
+            make=_file("league.toml", bytes(range(256)) * 4),
         ),
         "league file: not UTF-8": Row(
             ("league", "run", "{file}", "--db", "{tmp}/new.sqlite"),
             "not a TOML league file",
             "one byte that is not UTF-8 in a comment",
-            make=_league_file(_league_toml() + b"# caf\xe9\n"),
+            make=_file("league.toml", _league_toml() + b"# caf\xe9\n"),
         ),
         "league file: truncated": Row(
             ("league", "run", "{file}", "--db", "{tmp}/new.sqlite"),
             "not a TOML league file",
             "a file cut short inside a string",
-            make=_league_file(_league_toml()[:-5]),
+            make=_file("league.toml", _league_toml()[:-5]),
         ),
         "league file: deep arrays": Row(
             ("league", "run", "{file}", "--db", "{tmp}/new.sqlite"),
             "league file",
             "100,000 nested [ raise RecursionError in a recursive parser",
-            make=_league_file(b"x = " + b"[" * 100_000 + b"]" * 100_000 + b"\n"),
+            make=_file("league.toml", b"x = " + b"[" * 100_000 + b"]" * 100_000 + b"\n"),
         ),
         "league file: deep inline tables": Row(
             ("league", "run", "{file}", "--db", "{tmp}/new.sqlite"),
             "league file",
             "100,000 nested inline tables",
-            make=_league_file(b"x = " + b"{a = " * 100_000 + b"1" + b"}" * 100_000 + b"\n"),
+            make=_file("league.toml", b"x = " + b"{a = " * 100_000 + b"1" + b"}" * 100_000 + b"\n"),
         ),
         "league file: entrants a list": Row(
             ("league", "run", "{file}", "--db", "{tmp}/new.sqlite"),
             "entrants",
             "a value of the wrong shape is named, not a TypeError",
-            make=_league_file(b"entrants = [1, 2]\n"),
+            make=_file("league.toml", b"entrants = [1, 2]\n"),
         ),
     }
 )
-
-
-def _log_file(data: bytes) -> Maker:
-    def make(made, tmp):
-        path = tmp / "damaged.jsonl"
-        path.write_bytes(data)
-        return {"file": path}
-
-    return make
 
 
 def _notes_with(text: str) -> Maker:
@@ -435,7 +436,7 @@ for command in ("check", "audit", "show", "replay", "report"):
         fragment,
         "issue 20: a log of 100,000 nested [ raised RecursionError",
         code=code,
-        make=_log_file(DEEP),
+        make=_file("damaged.jsonl", DEEP),
         stdout=stdout,
     )
     ROWS[f"{command}: not UTF-8"] = Row(
@@ -443,11 +444,7 @@ for command in ("check", "audit", "show", "replay", "report"):
         fragment,
         "issue 20: recursion-deep or non-UTF-8 inputs",
         code=code,
-        make=lambda made, tmp: {
-            "file": _text_file("damaged.jsonl", made["log"].read_bytes()[:-3] + b"\xff}\n")(
-                made, tmp
-            )["file"]
-        },
+        make=_spoiled("log", lambda data: data[:-3] + b"\xff}\n", "damaged.jsonl"),
         stdout=stdout,
     )
     ROWS[f"{command}: a binary file"] = Row(
@@ -455,14 +452,14 @@ for command in ("check", "audit", "show", "replay", "report"):
         fragment,
         "issue 20: any file a user points at",
         code=code,
-        make=_log_file(bytes(range(256)) * 64),
+        make=_file("damaged.jsonl", bytes(range(256)) * 64),
         stdout=stdout,
     )
 ROWS["check --results: 100,000 nested ["] = Row(
     ("check", "{log}", "--results", "{file}"),
     "cannot read results (RecursionError)",
     "found by tests/test_fuzz_inputs.py: json.loads raised RecursionError",
-    make=lambda made, tmp: {**_copy("log")(made, tmp), **_log_file(DEEP)(made, tmp)},
+    make=_both(_copy("log"), _file("damaged.jsonl", DEEP)),
 )
 for char in ("\u2028", "\u2029", "\u0085"):
     # issue 20: notes holding U+2028 were refused by every reader ("Unterminated string")
@@ -515,14 +512,14 @@ ROWS.update(
             "",
             "issue 20: export to a file where a directory is wanted",
             code=frozenset({1, 2}),
-            make=lambda made, tmp: {**_copy("league")(made, tmp), **_copy("log")(made, tmp)},
+            make=_both(_copy("league"), _copy("log")),
         ),
         "league export --logs onto a file": Row(
             ("league", "export", "{league}", "--logs", "{log}"),
             "",
             "issue 20: export to a file where a directory is wanted",
             code=frozenset({1, 2}),
-            make=lambda made, tmp: {**_copy("league")(made, tmp), **_copy("log")(made, tmp)},
+            make=_both(_copy("league"), _copy("log")),
         ),
         "league export --json into a missing folder": Row(
             ("league", "export", "{league}", "--json", "{tmp}/missing/report.json"),
@@ -541,17 +538,13 @@ ROWS.update(
             (*POOL[:-1], "{file}", "--tables", "1", "--deals", "1"),
             "",
             "issue 20: a corrupt league file raised a traceback",
-            make=lambda made, tmp: {
-                "file": _text_file("corrupt.sqlite", made["league"].read_bytes()[:1500])(made, tmp)[
-                    "file"
-                ]
-            },
+            make=_spoiled("league", lambda data: data[:1500], "corrupt.sqlite"),
         ),
         "league show a binary file": Row(
             ("league", "show", "{file}"),
             "",
             "any file a user points at",
-            make=_text_file("L.sqlite", bytes(range(256)) * 64),
+            make=_file("L.sqlite", bytes(range(256)) * 64),
         ),
         "serve --turn-timeout 1e300": Row(
             ("serve", "--turn-timeout", "1e300", "--port", "0"),
