@@ -174,6 +174,8 @@ class Registry:
     and its own name is what a user most likely asks for)."""
     broken: list[str] = attrs.Factory(list)
     """Why each broken plugin is broken: any unknown name may be one of theirs."""
+    sources: dict[str, dict[str, str]] = attrs.Factory(dict)
+    """Each plugin's provenance by its name (a mode's entry holds only its plugin's name)."""
 
     def seat(self, name: str) -> SeatType:
         if name in self.ambiguous:
@@ -191,6 +193,12 @@ class Registry:
         known = ", ".join(sorted(table)) or "none installed"
         broken = f"; broken, providing nothing: {'; '.join(self.broken)}" if self.broken else ""
         raise UnknownName(f"unknown {kind} {name!r} (known: {known}){broken}")
+
+    def provenance_of(self, value: Any) -> dict[str, str]:
+        """Who registered a table's ``value``: its own provenance, or a mode's plugin's."""
+        if hasattr(value, "provenance"):
+            return value.provenance
+        return self.sources.get(_source_of(value), LOCAL)
 
     def withhold(self, name: str, why: str) -> None:
         """Remember why ``name`` is not available; the first reason given stands."""
@@ -236,6 +244,7 @@ class PluginHost:
                 "version": version or "",
                 "isolation": "in-process",
             }
+        self.registry.sources[name] = provenance
         try:
             self.manager.register(plugin, name=name)
             self.manager.check_pending()
@@ -367,17 +376,15 @@ def _record_withheld(host: PluginHost, dist: Distribution, isolation: str) -> No
 
 def put_third_party(registry: Registry, table: dict, name: str, value: Any, dist: str) -> None:
     """Register an untrusted distribution's ``name``: reserved names refused, clashes qualified."""
-    if name in table and _provenance_of(table[name])["distribution"] == dist:
+    holder = registry.provenance_of(table[name]) if name in table else None
+    if holder is not None and holder["distribution"] == dist:
         raise DuplicateName(
             f"{name!r} is registered by both {_source_of(table[name])!r} and "
             f"{_source_of(value)!r} of {dist!r}"
         )
-    if name in table:
-        held = _provenance_of(table[name])["distribution"]
-        if (
-            held in (FIRST_PARTY_DISTRIBUTION, "local")
-            or _provenance_of(table[name])["isolation"] == "in-process"
-        ):
+    if holder is not None:
+        held = holder["distribution"]
+        if held in (FIRST_PARTY_DISTRIBUTION, "local") or holder["isolation"] == "in-process":
             raise ReservedName(f"{name!r} is reserved by {held!r}; {dist!r} may not register it")
         registry.ambiguous[name] = [f"{held}:{name}"]
         table[f"{held}:{name}"] = table.pop(name)
@@ -385,10 +392,6 @@ def put_third_party(registry: Registry, table: dict, name: str, value: Any, dist
         registry.ambiguous[name].append(f"{dist}:{name}")
         name = f"{dist}:{name}"
     table[name] = value
-
-
-def _provenance_of(value: Any) -> dict[str, str]:
-    return value.provenance if hasattr(value, "provenance") else LOCAL
 
 
 def _put(table: dict, name: str, value: Any, source: str) -> None:

@@ -210,6 +210,7 @@ def sandboxed_plugins(host: PluginHost, dist: Distribution, described: list[dict
     code = code_of(dist)
     for plugin in described:
         source, refused = plugin["name"], []
+        registry.sources[source] = provenance
         stand_ins = _stand_ins(host, code.only(source), source, provenance)
         # A mode declared wholly as data is played by the core's own code; one whose draw
         # or render is code stays listed, and plays only under --trust.
