@@ -1,6 +1,8 @@
-"""Plays one episode by the rules: deals, turns, rule 11, the cap, scoring, the clock.
+"""Plays one episode with seats: asks them, applies rule 11, and logs every event.
 
-The engine owns the full state and hands each acting seat only its
+The rules' sequence (deals, turns, legality, the cap, challenges, the episode's end
+and its scoring) is :mod:`arena.turns`' state machine; the engine drives it with the
+seats' decisions, keeps talk, notes and usage, and hands each acting seat only its
 :class:`~arena.view.SeatView`. Everything that happens is emitted as an
 :mod:`arena.events` event in order; the same seed and the same seat decisions
 give the same events, byte for byte. The engine never stalls: a seat that
@@ -17,8 +19,7 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
-from arena import seeding
-from arena.actions import Action, Bid, Challenge
+from arena.actions import Action, Challenge
 from arena.events import (
     BidMade,
     ChallengeMade,
@@ -34,14 +35,14 @@ from arena.events import (
 )
 from arena.logs import get_logger
 from arena.replies import IllegalReply, check_legal, loggable, parse_action
-from arena.rules import StandingBid, TableRules, opener, resolve, score
+from arena.rules import StandingBid, TableRules, score
 from arena.seats import Reply, Seat, SeatQuit, SeatUnavailable
+from arena.turns import BidApplied, DealState, EpisodeState
 from arena.view import (
     History,
     LegalActions,
     PastDeal,
     PastDeals,
-    PublicBid,
     SeatView,
     TalkLine,
 )
@@ -104,24 +105,6 @@ TalkFilter = Callable[[str, int], "str | None"]
 Thoughts = tuple[Thought, ...] | None
 
 
-@attrs.define
-class _Deal:
-    """Mutable state of the deal in progress."""
-
-    number: int
-    opener: int
-    hands: tuple[tuple[int, ...], ...]
-    bids: tuple[PublicBid, ...] = ()
-    """Tuples, grown by one per bid or line, so every view shares them instead of copying."""
-    talk: tuple[TalkLine, ...] = ()
-    standing: StandingBid | None = None
-    """The last bid, kept in step with ``bids`` by :meth:`add_bid`."""
-
-    def add_bid(self, bid: PublicBid) -> None:
-        self.bids += (bid,)
-        self.standing = bid
-
-
 def episode_header(
     config: EpisodeConfig,
     policies: Sequence[str],
@@ -179,9 +162,10 @@ class Engine:
         self.closing = closing
         """Set when the table is closed under the seats (a server stopping): the next
         decision ends the episode ``quit``, as a person leaving does."""
-        self.order = seeding.table_order(config.seed, rules.seats)
-        self.deal_streams = seeding.DealStreams(config.seed)
-        self.points = [0] * rules.seats
+        self.state = EpisodeState(rules, config.seed, config.deals)
+        self.order = self.state.order
+        self.talk: tuple[TalkLine, ...] = ()
+        """The deal in progress's published talk, grown by one per line (rule 10)."""
         self.notes: list[str | None] = [None] * rules.seats
         self.notes_truncated = [False] * rules.seats
         self.tallies = [SeatTally() for _ in range(rules.seats)]
@@ -198,20 +182,21 @@ class Engine:
     def play(self) -> Outcome:
         self.emit(self._header())
         started = time.monotonic()
-        status, played = "complete", 0
-        for number in range(self.config.deals):
+        state = self.state
+        while not state.over:
             if self._clock_ran_out(started):
-                status = "deadline"
+                state.run_out()
                 break
             try:
-                self._play_deal(number)
+                self._play_deal(state.next_deal())
             except SeatQuit:  # the deal in progress moved no point: settle on those resolved
-                status = "quit"
-                break
-            played += 1
-        result = settle(status, played, self.points)
+                state.quit()
+        ended = state.settlement()
+        result = EpisodeSettled(ended.status, ended.deals_played, ended.points, ended.score)
         self.emit(result)
-        return Outcome(status, played, result.points, result.score, tuple(self.tallies))
+        return Outcome(
+            ended.status, ended.deals_played, ended.points, ended.score, tuple(self.tallies)
+        )
 
     def _header(self) -> EpisodeStarted:
         return episode_header(self.config, self.policies, self.order, self.provenance)
@@ -222,62 +207,36 @@ class Engine:
 
     # --- one deal ------------------------------------------------------------
 
-    def _play_deal(self, number: int) -> None:
-        deal = _Deal(number, opener(self.order, number), self._deal_hands(number))
-        self.emit(DealStarted(number, deal.opener, deal.hands))
-        position = number % self.rules.seats
-        while True:
-            slot = self.order[position]
-            if self.rules.cap_reached(len(deal.bids)):
-                self._resolve(deal, slot, Challenge(), forced=True, fallback=False)
-                return
-            action, fallback, thinking = self._decide(deal, slot)
-            if isinstance(action, Challenge):
-                self._resolve(
-                    deal, slot, action, forced=False, fallback=fallback, thinking=thinking
+    def _play_deal(self, deal: DealState) -> None:
+        self.talk = ()
+        self.emit(DealStarted(deal.number, deal.opener, deal.hands))
+        while not deal.over:
+            if deal.forced:  # rule 8: the table challenges; no seat is asked
+                self._apply(deal, Challenge(), fallback=False, thinking=None)
+            else:
+                self._apply(deal, *self._decide(deal, deal.actor))
+
+    def _apply(self, deal: DealState, action: Action, fallback: bool, thinking: Thoughts) -> None:
+        """Play ``action`` on the state, publish its talk, keep its notes, log what happened."""
+        slot = deal.actor
+        applied = deal.apply(action)
+        published = self._publish(slot, action.say)
+        self._keep_notes(slot, action.notes)
+        if isinstance(applied, BidApplied):
+            bid = applied.bid
+            self.emit(
+                BidMade(
+                    deal.number, slot, bid.quantity, bid.face, action.say, published,
+                    action.notes, fallback, thinking,
                 )
-                return
-            self._apply_bid(deal, slot, action, fallback, thinking)
-            position = (position + 1) % self.rules.seats
-
-    def _deal_hands(self, number: int) -> tuple[tuple[int, ...], ...]:
-        """Rule 1: the hands of deal d depend only on (seed, d)."""
-        return self.deal_streams.hands(number, self.rules.seats, self.rules.mode)
-
-    def _apply_bid(
-        self, deal: _Deal, slot: int, bid: Bid, fallback: bool, thinking: Thoughts
-    ) -> None:
-        published = self._publish(deal, slot, bid.say)
-        self._keep_notes(slot, bid.notes)
-        deal.add_bid(PublicBid(slot, bid.quantity, bid.face))
-        self.emit(
-            BidMade(
-                deal.number, slot, bid.quantity, bid.face, bid.say, published, bid.notes,
-                fallback, thinking,
-            )
-        )  # fmt: skip
-
-    def _resolve(
-        self,
-        deal: _Deal,
-        slot: int,
-        challenge: Challenge,
-        forced: bool,
-        fallback: bool,
-        thinking: Thoughts = None,
-    ) -> None:
-        """Rule 6: reveal, count, and move one point between bidder and challenger."""
-        standing = deal.standing
-        outcome = resolve(deal.hands, standing, slot, wild=self.rules.mode.wild)
-        self.points[outcome.winner] += 1
-        self.points[outcome.loser] -= 1
-        published = self._publish(deal, slot, challenge.say)
-        self._keep_notes(slot, challenge.notes)
+            )  # fmt: skip
+            return
+        bid, outcome, forced = applied.bid, applied.outcome, applied.forced
         self.emit(
             ChallengeMade(
-                deal.number, slot, standing.slot, standing.quantity, standing.face,
+                deal.number, slot, bid.slot, bid.quantity, bid.face,
                 outcome.actual, forced, fallback, outcome.winner, outcome.loser,
-                challenge.say, published, challenge.notes, thinking,
+                action.say, published, action.notes, thinking,
             )
         )  # fmt: skip
         self.past_deals.append(
@@ -290,7 +249,7 @@ class Engine:
 
     # --- asking a seat (rule 11) ---------------------------------------------------
 
-    def _decide(self, deal: _Deal, slot: int) -> tuple[Action, bool, Thoughts]:
+    def _decide(self, deal: DealState, slot: int) -> tuple[Action, bool, Thoughts]:
         """One legal action for ``slot``, whether the fallback made it, and the reasoning
         the seat returned with the reply that made it."""
         if self.closing is not None and self.closing.is_set():
@@ -298,7 +257,7 @@ class Engine:
         tally = self.tallies[slot]
         tally.decisions += 1
         reason = None
-        for _attempt in range(2):
+        while deal.may_ask:
             view = self._view(deal, slot, reason)
             try:
                 action, thinking = self._ask(deal, slot, view)
@@ -306,14 +265,15 @@ class Engine:
             except IllegalReply as rejection:
                 reason = str(rejection)
                 tally.rejected += 1
+                deal.reject()
             except SeatUnavailable as fault:
                 tally.faults += 1
                 self.emit(Fault(deal.number, slot, str(fault) or "seat unavailable"))
-                break
+                deal.fault()
         tally.fallbacks += 1
         return self._ask_fallback(deal, slot), True, None
 
-    def _ask(self, deal: _Deal, slot: int, view: SeatView) -> tuple[Action, Thoughts]:
+    def _ask(self, deal: DealState, slot: int, view: SeatView) -> tuple[Action, Thoughts]:
         """The seat's own legal action and its reasoning; logs and raises ``IllegalReply``
         otherwise."""
         reply = thinking = None
@@ -333,14 +293,14 @@ class Engine:
         self.emit(Rejected(deal.number, slot, reason, loggable(reply), thinking))
         raise IllegalReply(reason)
 
-    def _ask_fallback(self, deal: _Deal, slot: int) -> Action:
+    def _ask_fallback(self, deal: DealState, slot: int) -> Action:
         view = self._view(deal, slot, None)
         action = parse_action(self.fallbacks[slot].decide(view))
         # The fallback speaks no talk and keeps the seat's notes as they were.
         action = attrs.evolve(action, say=None, notes=None)
         return check_legal(action, self.rules, deal.standing, len(deal.bids))
 
-    def _record_usage(self, deal: _Deal, slot: int, reply: Reply) -> None:
+    def _record_usage(self, deal: DealState, slot: int, reply: Reply) -> None:
         if reply.usage is None:
             return
         u = reply.usage
@@ -353,7 +313,7 @@ class Engine:
             )
         )  # fmt: skip
 
-    def _view(self, deal: _Deal, slot: int, retry_reason: str | None) -> SeatView:
+    def _view(self, deal: DealState, slot: int, retry_reason: str | None) -> SeatView:
         # Positional, in SeatView's field order: the episode's fields, this decision's,
         # then the mode's rule data (a view is built per decision; keywords cost a third).
         return SeatView(
@@ -363,7 +323,7 @@ class Engine:
             deal.opener,
             deal.hands[slot],
             deal.bids,
-            deal.talk,
+            self.talk,
             self.history,
             self.notes[slot],
             self.notes_truncated[slot],
@@ -399,7 +359,7 @@ class Engine:
 
     # --- talk and notes ----------------------------------------------------------
 
-    def _publish(self, deal: _Deal, slot: int, said: str | None) -> str | None:
+    def _publish(self, slot: int, said: str | None) -> str | None:
         """Rule 10: talk rides on the action and is published once it applies."""
         if not self.config.talk or not said:
             return None
@@ -412,7 +372,7 @@ class Engine:
                 text = None
             if text is None:
                 return None
-        deal.talk += (TalkLine(slot, text),)
+        self.talk += (TalkLine(slot, text),)
         return text
 
     def _keep_notes(self, slot: int, notes: str | None) -> None:

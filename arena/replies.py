@@ -18,6 +18,7 @@ import attrs
 
 from arena.actions import Action, Bid, Challenge
 from arena.rules import StandingBid, TableRules
+from arena.turns import why_illegal
 
 MAX_LOGGED_REPLY = 4000
 MAX_LOGGED_DEPTH = 32
@@ -49,14 +50,9 @@ def parse_action(reply: Any) -> Action:
 def check_legal(
     action: Action, rules: TableRules, standing: StandingBid | None, bids_made: int
 ) -> Action:
-    """Rules 3, 4, 6 and 8 applied to a parsed action; returns it or raises."""
-    if isinstance(action, Challenge):
-        if standing is None:
-            raise IllegalReply("challenge with no standing bid: the opening seat must bid")
-        return action
-    if rules.cap_reached(bids_made):
-        raise IllegalReply(f"the bid cap of {rules.max_bids} bids is reached: only challenge")
-    error = rules.bid_error(action.quantity, action.face, standing)
+    """Rules 3, 4, 6 and 8 (:func:`arena.turns.why_illegal`) applied to a parsed action;
+    returns it or raises."""
+    error = why_illegal(action, rules, standing, bids_made)
     if error:
         raise IllegalReply(error)
     return action
