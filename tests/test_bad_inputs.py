@@ -546,6 +546,16 @@ ROWS.update(
             "any file a user points at",
             make=_file("L.sqlite", bytes(range(256)) * 64),
         ),
+        "serve --max-deals 2^63": Row(
+            ("serve", "--max-deals", LONG_PAST, "--port", "0"),
+            f"argument --max-deals: {LONG_PAST} is out of range 1..{2**63 - 1}",
+            "a page may ask no more deals than an episode can play",
+        ),
+        "exploitability --max-bids 10^23": Row(
+            ("exploitability", "--seat", "bayes", "--max-bids", HUGE),
+            "argument --max-bids: ",
+            "every command's --max-bids has the engines' range",
+        ),
         "serve --turn-timeout 1e300": Row(
             ("serve", "--turn-timeout", "1e300", "--port", "0"),
             "argument --turn-timeout: ",

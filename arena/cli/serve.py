@@ -15,6 +15,7 @@ import threading
 from pathlib import Path
 
 from arena.cli.options import add_seating_options, add_table_options, bounded, table_request
+from arena.engine import MAX_DEALS
 from arena.plugins import PluginHost
 from arena.runner import SetupError
 
@@ -51,9 +52,10 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     serve.add_argument(
         "--max-deals",
-        type=bounded(int, 1),
+        type=bounded(int, 1, MAX_DEALS),
         default=DEFAULT_MAX_DEALS,
-        help=f"the most deals a page may ask of a table, >= 1 (default {DEFAULT_MAX_DEALS})",
+        help=f"the most deals a page may ask of a table, 1..{MAX_DEALS} "
+        f"(default {DEFAULT_MAX_DEALS})",
     )
     serve.add_argument(
         "--log-dir",
