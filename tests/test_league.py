@@ -18,7 +18,7 @@ from arena.cli import main
 from arena.league.config import Entrant, LeagueError, LeagueSpec, league_from_mapping
 from arena.league.report import league_report
 from arena.league.run import run_league
-from arena.league.schedule import schedule
+from arena.league.schedule import fixtures, schedule
 from arena.league.store import LeagueStore, StoreError
 from arena.runner import EpisodeRequest
 from arena.seats import SeatSpec
@@ -68,6 +68,25 @@ def test_a_table_depends_only_on_the_master_seed_and_its_index(kind):
     short, long = schedule(spec(tables=3, schedule=kind)), schedule(spec(tables=7, schedule=kind))
     assert long[:3] == short
     assert len({f.request.seed for f in long}) == 7
+
+
+@given(
+    kind=st.sampled_from(["balanced", "combinations", "random"]),
+    duplicate=st.booleans(),
+    seed=st.integers(0, 2**64),
+    tables=st.integers(1, 3),
+)
+def test_a_schedule_drawn_as_it_is_read_is_a_short_leagues_whole_schedule(
+    kind, duplicate, seed, tables
+):
+    """``fixtures`` draws a league's schedule lazily: the first fixtures of a league of
+    10**15 tables are a short league's whole schedule, and ``episodes`` counts it
+    (combinations: C(4, 4) = 1 group a round; duplicate: 4 rotations a table)."""
+    short = spec(tables=tables, schedule=kind, duplicate=duplicate, seed=seed)
+    whole = schedule(short)
+    assert len(whole) == short.episodes == tables * (4 if duplicate else 1)
+    drawn = fixtures(attrs.evolve(short, tables=10**15))
+    assert list(itertools.islice(drawn, len(whole))) == whole
 
 
 @given(
