@@ -197,6 +197,8 @@ def run(args: argparse.Namespace, host: PluginHost) -> int:
             f" (${state.usd:.4f}, {state.tokens:,} tokens); resume with a higher budget",
             file=sys.stderr,
         )
+        if not state.done:  # nothing to report: not a success either
+            return 1
     return _print_report(league_report(db, list(host.registry.reporters.values())), db, args.json)
 
 

@@ -77,6 +77,9 @@ def run_league(
     state.tokens, state.usd, spent_episodes = store.spent()
     limiter.configure(spec.api_limits)
     progress(state)
+    if _over_budget(spec, state, spent_episodes, 1):  # spent already: no workers to start
+        state.stopped = "budget"
+        return state
     pool = make_executor(executor, host, spec.concurrency, spec.api_limits, address)
     # With a budget, only the tables being played are paid for ahead: none waits queued.
     in_flight = pool.slots if spec.budget.limited else pool.capacity
