@@ -151,19 +151,20 @@ class DealState:
     def apply(self, action: Action, *, strict: bool = True) -> Applied | None:
         """Play ``action`` for the seat on turn; what happened.
 
-        At the cap any action is the forced challenge (rule 8). Strict (the engine) refuses
-        an illegal action with :class:`IllegalMove`; ``strict=False`` (a checker reading
-        a log) plays it as made, and a challenge with no standing bid then ends the deal
-        with no point moved and no event.
+        At the cap the only legal action is the challenge, which the table makes for the
+        seat (rule 8: it comes back ``forced``). Strict (the engine) refuses an illegal
+        action with :class:`IllegalMove`; ``strict=False`` (a checker reading a log) plays
+        it as made, and a challenge with no standing bid then ends the deal with no point
+        moved and no event.
         """
         if self.over:
             raise IllegalMove(f"deal {self.number} is over")
         reason = self.illegal(action)
-        if strict and reason is not None and not self.forced:
+        if strict and reason is not None:
             raise IllegalMove(reason)
         slot = self.actor
         self.rejections, self.faulted = 0, False
-        if self.forced or isinstance(action, Challenge):
+        if isinstance(action, Challenge):
             return self._challenge(slot)
         bid = StandingBid(slot, action.quantity, action.face)
         self.bids += (bid,)

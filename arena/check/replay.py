@@ -3,10 +3,11 @@
 The seed and the mode's declaration are the only inputs taken from the header; the
 table order, every hand, whose turn it is, whether a bid is legal, each challenge's
 count and outcome, and the points and scores are all re-derived and compared with
-what the log says. Legality and resolution come from :mod:`arena.rules` (so a mode's
-own rules flow through) and the hands from :mod:`arena.seeding` with the mode's draw;
-the control flow (turns, deal ends, the cap, rule 11's marks) is this module's own
-reading of the rulebook, not the engine's.
+what the log says. The log's moves drive the turn state machine the engine plays on
+(:mod:`arena.turns`), so the sequence (turns, legality, the cap, deal and episode ends,
+rule 11's marks) has one reading in Python; the independent second reading is the
+test suite's referee. The state plays a broken move as the log made it
+(``strict=False``), so every later line is still checked.
 """
 
 from __future__ import annotations
@@ -19,10 +20,11 @@ from typing import Any
 
 import attrs
 
-from arena import seeding
+from arena.actions import Bid, Challenge
 from arena.events import LOG_VERSION, READABLE_LOG_VERSIONS
 from arena.plugins import Registry, UnknownName, load
-from arena.rules import StandingBid, TableRules, opener, resolve, score
+from arena.rules import TableRules
+from arena.turns import QUIT, DealState, EpisodeState
 
 
 @attrs.frozen
@@ -146,20 +148,6 @@ def _int_list(value: Any) -> bool:
     return isinstance(value, list) and all(_is_int(x) for x in value)
 
 
-@attrs.define
-class _Deal:
-    number: int
-    position: int
-    """Table position of the seat on turn."""
-    hands: tuple[tuple[int, ...], ...]
-    """The hands the seed deals, whatever the log says."""
-    bids: int = 0
-    standing: StandingBid | None = None
-    rejections: int = 0
-    faulted: bool = False
-    usage: bool = False
-
-
 class _Replay:
     def __init__(self, registry: Registry):
         self.registry = registry
@@ -168,8 +156,10 @@ class _Replay:
         self.rules: TableRules | None = None
         self.ready = False
         """Whether the header was read: the first line is the header, and nothing is without it."""
-        self.deal: _Deal | None = None
-        self.resolved = 0
+        self.state: EpisodeState | None = None
+        """The rules' state, driven by the log's moves once the header is read."""
+        self.usage = False
+        """Whether the decision on turn reported token usage (a seat was asked)."""
         self.settled = False
         self.interrupted: str | None = None
 
@@ -239,36 +229,36 @@ class _Replay:
         if self.seed < 0 or self.deals < 1:
             self._flag("header", f"seed {self.seed} and deals {self.deals} must be >= 0 and >= 1")
             raise _Unreadable
-        self.order = seeding.table_order(self.seed, self.rules.seats)
+        self.state = EpisodeState(self.rules, self.seed, self.deals)
+        self.order = self.state.order
         if record["tableOrder"] != list(self.order):
             self._flag(
                 "rule 1",
                 f"table order {record['tableOrder']}, seed {self.seed} draws {list(self.order)}",
             )
-        self.streams = seeding.DealStreams(self.seed)
-        self.points = [0] * self.rules.seats
         self.ready = True
 
     # --- deals and turns ----------------------------------------------------------------
 
     def _on_deal(self, record: dict[str, Any]) -> None:
-        number = record["deal"]
-        if self.deal is not None:
-            self._flag("rule 7", f"deal {number} starts before deal {self.deal.number} resolved")
-        if number != self.resolved:
-            self._flag("rule 9", f"deal {number} where deal {self.resolved} is due")
+        number, state = record["deal"], self.state
+        if state.deal is not None:
+            self._flag("rule 7", f"deal {number} starts before deal {state.deal.number} resolved")
+        if number != state.played:
+            self._flag("rule 9", f"deal {number} where deal {state.played} is due")
         if not 0 <= number < self.deals:
             self._flag("rule 9", f"deal {number} beyond the {self.deals} deals of the header")
             number = min(max(number, 0), self.deals - 1)
+        deal = state.next_deal(strict=False, number=number)
+        self.usage = False
         seats = self.rules.seats
-        expected = opener(self.order, number)
-        if record["opener"] != expected:
+        if record["opener"] != deal.opener:
             self._flag(
                 "rule 1",
                 f"deal {number} opens at slot {record['opener']}; table position "
-                f"{number % seats} is slot {expected}",
+                f"{number % seats} is slot {deal.opener}",
             )
-        hands = self.streams.hands(number, seats, self.rules.mode)
+        hands = deal.hands
         logged = record["hands"]
         if len(logged) != seats:
             self._flag("rule 1", f"{len(logged)} hands for {seats} seats")
@@ -281,11 +271,10 @@ class _Replay:
                         f"in deal {number}: {list(dealt)}",
                     )
                     break
-        self.deal = _Deal(number, number % seats, hands)
 
-    def _on_turn(self, record: dict[str, Any]) -> _Deal | None:
+    def _on_turn(self, record: dict[str, Any]) -> DealState | None:
         """The open deal if ``record`` is about it and from the seat on turn; flags otherwise."""
-        deal = self.deal
+        deal = self.state.deal
         if deal is None:
             self._flag("rule 7", f"a {record['type']} line outside any deal")
             return None
@@ -296,9 +285,9 @@ class _Replay:
         if not 0 <= record["slot"] < self.rules.seats:
             self._flag("rule 2", f"slot {record['slot']} is not a seat of this table")
             return None
-        actor = self.order[deal.position]
+        actor = deal.actor
         if record["slot"] != actor:
-            rule = "rule 1" if deal.bids == 0 else "rule 5"
+            rule = "rule 1" if not deal.bids else "rule 5"
             self._flag(
                 rule,
                 f"slot {record['slot']} acts, but it is slot {actor}'s turn "
@@ -312,25 +301,26 @@ class _Replay:
         deal = self._on_turn(record)
         if deal is None:
             return
-        if deal.faulted or deal.rejections >= 2:
+        if not deal.may_ask:
             self._flag("rule 11", "a rejection after the seat's last chance; the fallback moves")
-        deal.rejections += 1
+        deal.reject()
 
     def _on_fault(self, record: dict[str, Any]) -> None:
         deal = self._on_turn(record)
         if deal is not None:
             if deal.faulted:
                 self._flag("rule 11", "a second fault for one decision")
-            deal.faulted = True
+            elif not deal.may_ask:
+                self._flag("rule 11", "a fault after the seat's last chance; the fallback moves")
+            deal.fault()
 
     def _on_usage(self, record: dict[str, Any]) -> None:
-        deal = self._on_turn(record)
-        if deal is not None:
-            deal.usage = True
+        if self._on_turn(record) is not None:
+            self.usage = True
 
-    def _asked(self, deal: _Deal, record: dict[str, Any]) -> None:
+    def _asked(self, deal: DealState, record: dict[str, Any]) -> None:
         """Rule 11's fallback mark and rule 10's talk for a decision the seat was asked for."""
-        due = deal.rejections == 2 or deal.faulted
+        due = deal.fallback_due
         if record["fallback"] != due:
             fault = " and a fault" if deal.faulted else ""
             self._flag(
@@ -339,7 +329,6 @@ class _Replay:
                 f"rejection(s){fault}; expected {_json(due)}",
             )
         self._talk(record)
-        deal.rejections, deal.faulted, deal.usage = 0, False, False
 
     def _talk(self, record: dict[str, Any]) -> None:
         if record["published"] is not None and (not self.talk or not record["say"]):
@@ -352,7 +341,7 @@ class _Replay:
         if deal is None:
             return
         rules, quantity, face = self.rules, record["quantity"], record["face"]
-        if rules.cap_reached(deal.bids):
+        if deal.forced:
             self._flag(
                 "rule 8",
                 f"a bid after the cap of {rules.max_bids} bids; expected a forced challenge",
@@ -367,18 +356,17 @@ class _Replay:
                 least = f"{lowest[0]}x{lowest[1]}" if lowest else "none (only a challenge)"
                 self._flag("rule 4", f"{no_raise}; the lowest legal bid is {least}")
         self._asked(deal, record)
-        deal.bids += 1
-        deal.standing = StandingBid(record["slot"], quantity, face)
-        deal.position = (deal.position + 1) % rules.seats
+        deal.apply(Bid(quantity, face), strict=False)
+        self.usage = False
 
     def _on_challenge(self, record: dict[str, Any]) -> None:
         deal = self._on_turn(record)
         if deal is None:
             return
-        self.deal, self.resolved = None, self.resolved + 1  # rule 7: the deal ends here
-        standing = deal.standing
+        standing, forced = deal.standing, deal.forced
         if standing is None:
             self._flag("rule 3", "a challenge with no standing bid; the opener must bid")
+            deal.apply(Challenge(), strict=False)  # rule 7: the deal ends here
             return
         logged = (record["bidder"], record["quantity"], record["face"])
         if logged != (standing.slot, standing.quantity, standing.face):
@@ -387,20 +375,20 @@ class _Replay:
                 f"the challenge names {logged[1]}x{logged[2]} by slot {logged[0]}; the standing "
                 f"bid is {standing.quantity}x{standing.face} by slot {standing.slot}",
             )
-        forced = self.rules.cap_reached(deal.bids)
         if record["forced"] != forced:
             self._flag(
                 "rule 8",
-                f"forced is {_json(record['forced'])} after {deal.bids} bids with a cap of "
+                f"forced is {_json(record['forced'])} after {len(deal.bids)} bids with a cap of "
                 f"{self.rules.max_bids}; expected {_json(forced)}",
             )
         if forced:
-            if deal.rejections or deal.faulted or deal.usage or record["fallback"]:
+            if deal.rejections or deal.faulted or self.usage or record["fallback"]:
                 self._flag("rule 8", "the seat was asked, although the cap forces its challenge")
             self._talk(record)
         else:
             self._asked(deal, record)
-        outcome = resolve(deal.hands, standing, record["slot"], wild=self.rules.mode.wild)
+        outcome = deal.apply(Challenge(), strict=False).outcome  # rule 7: the deal ends here
+        self.usage = False
         if record["actual"] != outcome.actual:
             self._flag(
                 "rule 6",
@@ -414,8 +402,6 @@ class _Replay:
                 f"{standing.quantity}x{standing.face} against {outcome.actual} makes "
                 f"winner {outcome.winner} and loser {outcome.loser}",
             )
-        self.points[outcome.winner] += 1
-        self.points[outcome.loser] -= 1
 
     # --- the end ------------------------------------------------------------------------------
 
@@ -423,25 +409,29 @@ class _Replay:
         self.settled = True
         # A person who leaves (or a server that stops) settles the episode at once: "quit"
         # may end the deal in progress, which moved no point, and only before the last deal.
-        quit_ = record["status"] == "quit"
-        if self.deal is not None and not quit_:
-            self._flag("rule 7", f"the episode settles in the middle of deal {self.deal.number}")
-        played = self.resolved
+        # Any other end before the last deal is the clock's, which waits for a deal boundary.
+        state = self.state
+        if record["status"] == QUIT:
+            state.quit()
+        else:
+            if state.deal is not None:
+                self._flag(
+                    "rule 7", f"the episode settles in the middle of deal {state.deal.number}"
+                )
+            state.run_out(strict=False)
+        ended = state.settlement()
+        played, points = ended.deals_played, list(ended.points)
         if record["dealsPlayed"] != played:
             self._flag("rule 9", f"dealsPlayed {record['dealsPlayed']}; {played} deals resolved")
-        if quit_:
-            status = "quit" if played < self.deals else "complete"
-        else:
-            status = "complete" if played == self.deals else "deadline"
-        if record["status"] != status:
+        if record["status"] != ended.status:
             self._flag(
                 "rule 9",
                 f"status {record['status']!r} after {played} of {self.deals} deals; "
-                f"expected {status!r}",
+                f"expected {ended.status!r}",
             )
-        if record["points"] != self.points:
-            self._flag("scoring", f"points {record['points']}; the challenges give {self.points}")
-        expected = [score(p, played) for p in self.points]
+        if record["points"] != points:
+            self._flag("scoring", f"points {record['points']}; the challenges give {points}")
+        expected = list(ended.score)
         logged = record["score"]
         if len(logged) != len(expected) or not all(
             math.isclose(a, b, rel_tol=0, abs_tol=1e-12)
@@ -468,7 +458,7 @@ class _Replay:
         how = f"was interrupted ({self.interrupted})" if self.interrupted else "stops"
         self._flag(
             "complete",
-            f"no result line: the log {how} after {self.resolved} of {self.deals} deals "
+            f"no result line: the log {how} after {self.state.played} of {self.deals} deals "
             "(read it with --partial)",
         )
 
