@@ -135,11 +135,12 @@ def _rules():
 
 
 def worker_processes() -> list[int]:
-    """Processes still running under a uid of this test process's workers, or of an arena
-    that has ended (the command-line tests' arenas): never another live arena's workers,
-    so the suite holds while other arenas play on the same machine."""
+    """Processes still running under a uid of this test process's workers, or left behind
+    by an arena of its process group (the command-line tests' arenas, their league
+    workers): never another arena's, so the suite holds while others play on the machine."""
     ours = own_worker_uids()
-    return sorted(set(live_processes_of(lambda uid: uid in ours)) | set(workers_left_behind()))
+    left = workers_left_behind(group=os.getpgrp())
+    return sorted(set(live_processes_of(lambda uid: uid in ours)) | set(left))
 
 
 def notes_of(records) -> str:

@@ -9,6 +9,7 @@ import multiprocessing
 import os
 import shutil
 import subprocess
+import sys
 import time
 
 import pytest
@@ -85,6 +86,39 @@ def test_a_worker_of_a_block_nobody_holds_is_left_behind_and_one_of_a_held_block
         left = workers_left_behind()
         assert sleepers[1].pid in left  # its block's arena is gone: a leftover
         assert sleepers[0].pid not in left  # ours: this live process holds its block
+    finally:
+        for sleeper in sleepers:
+            sleeper.kill()
+            sleeper.wait()
+
+
+CLAIM = "from arena.sandbox.launch import WORKER_UIDS; print(WORKER_UIDS.next_uid())"
+
+
+@pytest.mark.skipif(shutil.which("setpriv") is None, reason="needs setpriv")
+def test_left_behind_by_this_process_group_is_told_from_left_behind_by_another():
+    # Two arenas claim a block each and end: one of this process group, one in a session
+    # of its own (another user's arena, as far as this test can tell).
+    claim = [sys.executable, "-c", CLAIM]
+    ours = int(subprocess.run(claim, capture_output=True, text=True, check=True).stdout)
+    theirs = int(
+        subprocess.run(
+            claim, capture_output=True, text=True, check=True, start_new_session=True
+        ).stdout
+    )
+    sleepers = [
+        subprocess.Popen(
+            ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "sleep", "30"]
+        )  # fmt: skip
+        for uid in (ours, theirs)
+    ]
+    try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and sleepers[1].pid not in workers_left_behind():
+            time.sleep(0.05)
+        assert {s.pid for s in sleepers} <= set(workers_left_behind())
+        mine = workers_left_behind(group=os.getpgrp())
+        assert sleepers[0].pid in mine and sleepers[1].pid not in mine
     finally:
         for sleeper in sleepers:
             sleeper.kill()

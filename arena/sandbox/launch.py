@@ -145,6 +145,8 @@ def _claim_block(first: int) -> tuple[int, int]:
             os.close(fd)
             continue
         os.set_inheritable(fd, False)
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()} {os.getpgrp()}".encode())  # who held it, once it is free
         _kill_uids(range(block_start(block), block_start(block + 1)))  # a dead arena's leftovers
         return block, fd
     raise OSError("every block of worker uids is held by a running arena")
@@ -189,19 +191,36 @@ def own_worker_uids() -> range:
     return WORKER_UIDS.uids()
 
 
-def workers_left_behind() -> list[int]:
-    """Pids of worker-uid processes whose block no live arena holds: nobody ended them."""
-    held: dict[int, bool] = {}
+def workers_left_behind(group: int | None = None) -> list[int]:
+    """Pids of worker-uid processes whose block no live arena holds: nobody ended them.
+
+    ``group``: only those whose block an arena of that process group held last (the
+    arenas a test started, and their league workers; not whatever another arena on the
+    machine left behind).
+    """
+    left: dict[int, bool] = {}
 
     def orphaned(uid: int) -> bool:
         if not UID_BASE <= uid < block_start(UID_BLOCKS):
             return False
         block = (uid - UID_BASE) // UIDS_PER_ARENA
-        if block not in held:
-            held[block] = block_is_held(block)
-        return not held[block]
+        if block not in left:
+            left[block] = not block_is_held(block) and (
+                group is None or _last_holder(block)[1] == group
+            )
+        return left[block]
 
     return live_processes_of(orphaned)
+
+
+def _last_holder(block: int) -> tuple[int, int] | tuple[None, None]:
+    """The pid and process group that last claimed ``block``, from its lock file."""
+    try:
+        with open(os.path.join(uid_lock_directory(), f"{block}.lock")) as file:
+            pid, group = map(int, file.read().split())
+    except (OSError, ValueError):
+        return None, None
+    return pid, group
 
 
 def _command(
