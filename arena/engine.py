@@ -214,7 +214,9 @@ class Engine:
             if deal.forced:  # rule 8: the table challenges; no seat is asked
                 self._apply(deal, Challenge(), fallback=False, thinking=None)
             else:
-                self._apply(deal, *self._decide(deal, deal.actor))
+                decision = self._decide(deal, deal.actor)
+                self.tallies[deal.actor].decisions += 1  # made: a seat that left made none
+                self._apply(deal, *decision)
 
     def _apply(self, deal: DealState, action: Action, fallback: bool, thinking: Thoughts) -> None:
         """Play ``action`` on the state, publish its talk, keep its notes, log what happened."""
@@ -255,7 +257,6 @@ class Engine:
         if self.closing is not None and self.closing.is_set():
             raise SeatQuit("the table was closed")
         tally = self.tallies[slot]
-        tally.decisions += 1
         reason = None
         while deal.may_ask:
             view = self._view(deal, slot, reason)
