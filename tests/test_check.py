@@ -16,10 +16,11 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+import attrs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_properties import requests
+from test_properties import ended_requests, requests
 
 from arena.check import check_results, distinct_episodes, load_checked, verify
 from arena.cli import main
@@ -262,6 +263,16 @@ def quantity_as_text(records):
     return records, i + 1, "format", "quantity must be an integer"
 
 
+def talk_as_a_number(records):
+    records[0]["talk"] = 1  # JSON's 1 is not true: the header's talk is a boolean
+    return records, 1, "format", "talk must be true or false, got 1"
+
+
+def seed_minus_one(records):
+    records[0]["seed"] = -1  # rule 1 deals from a seed >= 0; -1 deals nothing
+    return records, 1, "header", "seed -1 and deals 8 must be >= 0 and >= 1"
+
+
 TAMPERED = [
     non_raising_bid,
     lower_bid,
@@ -290,6 +301,8 @@ TAMPERED = [
     talk_published_with_talk_off,
     play_after_result,
     quantity_as_text,
+    talk_as_a_number,
+    seed_minus_one,
 ]
 
 
@@ -591,6 +604,86 @@ def test_quit_only_ends_an_unfinished_episode(dice_records, host, tmp_path):
     records, line, rule, expected = quit_with_every_deal_played(copy.deepcopy(dice_records))
     [violation] = verify(records, registry=host.registry)
     assert (violation.line, violation.rule) == (line, rule) and expected in violation.message
+
+
+def test_seed_zero_is_a_seed(host, tmp_path):
+    # Rule 1: any seed >= 0 deals; 0 is the least of them, not a misread -1.
+    records = play(host, attrs.evolve(DICE_TABLE, seed=0, deals=2), tmp_path / "zero.jsonl")
+    assert records[0]["seed"] == 0 and verify(records, registry=host.registry) == []
+
+
+# --- rule 11's marks: one ask, one retry, then the fallback ---------------------------------
+
+
+DICE_TABLE_WITH_A_PERSON = attrs.evolve(DICE_TABLE, seat_specs=(SeatSpec("human"), *SEATS[1:]))
+
+
+@pytest.fixture(scope="module")
+def refused_records(host, tmp_path_factory) -> list[dict]:
+    """DICE_TABLE with a person at slot 0 whose every reply is refused: each of its
+    decisions is two ``rejected`` lines, then the fallback's move."""
+
+    class Mumbler:
+        def decide(self, view):
+            return "hmm"
+
+    path = tmp_path_factory.mktemp("refused") / "refused.jsonl"
+    _, records = run_episode(
+        host, DICE_TABLE_WITH_A_PERSON, log_path=path, environ={},
+        local_seats={"human": lambda context: Mumbler()},
+    )  # fmt: skip
+    return records
+
+
+def first_fallback(records) -> int:
+    i = first(records, lambda r: r["type"] in ("bid", "challenge") and r["fallback"])
+    assert [r["type"] for r in records[i - 2 : i]] == ["rejected", "rejected"]
+    return i
+
+
+def test_a_refused_seats_log_passes(refused_records, host):
+    assert verify(refused_records, registry=host.registry) == []
+
+
+def test_a_third_rejection_for_one_decision_is_refused(refused_records, host):
+    records = copy.deepcopy(refused_records)
+    i = first_fallback(records)
+    records.insert(i, copy.deepcopy(records[i - 1]))  # a third ask: line i + 1
+    [violation] = verify(records, registry=host.registry)
+    assert (violation.line, violation.rule) == (i + 1, "rule 11")
+    assert "a rejection after the seat's last chance" in violation.message
+
+
+def test_a_fault_after_two_rejections_is_refused(refused_records, host):
+    records = copy.deepcopy(refused_records)
+    i = first_fallback(records)
+    fault = {"type": "fault", "deal": records[i]["deal"], "slot": 0, "reason": "down"}
+    records.insert(i, fault)  # the seat had its two asks: it is not asked again
+    [violation] = verify(records, registry=host.registry)
+    assert (violation.line, violation.rule) == (i + 1, "rule 11")
+    assert "a fault after the seat's last chance" in violation.message
+
+
+def test_a_fallback_after_one_rejection_is_refused(refused_records, host):
+    records = copy.deepcopy(refused_records)
+    i = first_fallback(records)
+    del records[i - 1]  # one rejection: the seat is still owed its retry
+    [violation] = verify(records, registry=host.registry)
+    assert (violation.line, violation.rule) == (i, "rule 11")
+    assert "fallback is true after 1 rejection(s); expected false" in violation.message
+
+
+@settings(max_examples=30)
+@given(data=st.data())
+@pytest.mark.parametrize("status", ["quit", "deadline"])
+def test_every_log_the_engine_ends_early_passes_the_check(misbehaving_host, status, data):
+    # A person leaving (possibly mid-deal) or the clock running out: no false alarms.
+    request, ending = data.draw(ended_requests(status))
+    results, records = run_episode(
+        misbehaving_host, request, environ={}, local_seats=ending.seats(misbehaving_host)
+    )
+    assert next(r for r in records if r["type"] == "result")["status"] == results.status
+    assert verify(records, registry=misbehaving_host.registry) == []
 
 
 @pytest.mark.parametrize("status", ["deadline", "complete"])

@@ -5,18 +5,23 @@ which checks every bid's legality, turn order, forced challenges, each count,
 winner and score, rule 11's marks and that bayes/pressure seats and every
 fallback play their rulebook line. The mix includes ``misbehaving``, which
 breaks rule 11 on purpose, so the retry and fallback paths run constantly.
+:func:`ended_requests` also ends episodes early, as a person leaving (``quit``, which
+may end a deal in progress) or the clock (``deadline``, at a deal boundary) does.
 """
 
 from __future__ import annotations
 
 import json
+import time
 
-from hypothesis import given, settings
+import attrs
+import pytest
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 from referee import replay
 
 from arena.runner import EpisodeRequest, run_episode
-from arena.seats import SeatSpec
+from arena.seats import SeatQuit, SeatSpec
 
 SEATS = ["bayes", "pressure", "random", "misbehaving"]
 NO_ENV: dict[str, str] = {}  # PLAYER_SCRIPTED unset: unfilled seats are bayes
@@ -40,20 +45,81 @@ def requests(draw, deals=FEW_DEALS):
     )
 
 
-def play(host, request):
-    results, records = run_episode(host, request, environ=NO_ENV)
+CLOCK = 0.05
+"""Seconds on the episode clock of a ``deadline`` ending; the stopping seat sits it out."""
+
+
+@attrs.frozen
+class Ending:
+    """How an episode is made to end: played out, or by slot 0 at its ``at``-th ask."""
+
+    status: str
+    """``complete``; ``quit`` (slot 0 leaves); ``deadline`` (slot 0 outlasts the clock)."""
+    at: int
+
+    def seats(self, host) -> dict:
+        """Slot 0's seat (spec ``human``, as a person's would be): bayes's moves, then the end."""
+        status, at = self.status, self.at
+
+        def factory(context):
+            moves = host.registry.seat("bayes").factory(context)
+            asked = 0
+
+            class Stopping:
+                def decide(self, view):
+                    nonlocal asked
+                    asked += 1
+                    if asked == at and status == "quit":
+                        raise SeatQuit("q")
+                    if asked == at and status == "deadline":
+                        time.sleep(CLOCK)  # the clock runs out; the deal plays on to its end
+                    return moves.decide(view)
+
+            return Stopping()
+
+        return {"human": factory}
+
+
+ENDINGS = ("complete", "quit", "deadline")
+
+
+@st.composite
+def ended_requests(draw, status: str):
+    """A request made to end by ``status``: ``complete``, ``quit`` or ``deadline``."""
+    if status == "complete":
+        return draw(requests()), Ending(status, 0)
+    request = draw(requests(deals=st.integers(2, 5)))  # room to end before the last deal
+    specs = (SeatSpec("human"), *request.seat_specs[1:])
+    clock = CLOCK if status == "deadline" else None
+    ending = Ending(status, draw(st.integers(1, 3)))
+    return attrs.evolve(request, seat_specs=specs, clock=clock), ending
+
+
+def play(host, request, ending=None):
+    seats = ending.seats(host) if ending is not None else None
+    results, records = run_episode(host, request, environ=NO_ENV, local_seats=seats)
     return results, records
 
 
-@settings(max_examples=120)
-@given(requests())
-def test_every_episode_replays_through_the_referee(misbehaving_host, request):
-    results, records = play(misbehaving_host, request)
+@pytest.mark.parametrize("status", ENDINGS)
+@settings(max_examples=50)
+@given(data=st.data())
+def test_every_episode_replays_through_the_referee(misbehaving_host, status, data):
+    request, ending = data.draw(ended_requests(status))
+    results, records = play(misbehaving_host, request, ending)
     summary = replay(records, results.to_json())
     assert sum(results.points) == 0
     assert abs(sum(results.score) / request.seats - 0.5) < 1e-12
     assert all(n <= request.max_bids + 1 for n in summary.decisions_per_deal)
-    assert summary.deals_played == request.deals and summary.status == "complete"
+    # Played out, or ended early the way the ending says: a quit or a deadline is only
+    # ever a status of an episode short of its deals (slot 0 may not reach its ask).
+    full = summary.deals_played == request.deals
+    event(f"{ending.status} ended {summary.status}")
+    assert summary.status == ("complete" if full else ending.status)
+    if ending.status == "complete":
+        assert full
+    if summary.status == "quit":  # the person left at their ask: nothing after it
+        assert records[-2]["type"] in ("deal", "bid", "rejected", "fault", "usage")
 
 
 @settings(max_examples=40)
