@@ -114,7 +114,8 @@ def test_the_interval_is_a_t_interval_on_table_means_with_tables_minus_one_df():
     a = next(s for s in standings(_one_episode_per_table([0.6, 0.7, 0.5, 0.8, 0.4])))
     assert a.entrant == "a" and a.mean_score == pytest.approx(0.6)
     assert a.ci95 == pytest.approx((0.403676, 0.796324), abs=1e-6)
-    assert a.ci_tables == 5 and a.to_json()["ciCoverage"] == "ok"
+    # five tables is under the ten at which the bench measured coverage: marked
+    assert a.ci_tables == 5 and a.to_json()["ciCoverage"] == "too few tables"
 
 
 def test_head_to_head_is_a_t_interval_over_the_tables_the_pair_met():
@@ -150,13 +151,19 @@ def test_a_duplicate_group_is_one_unit_and_its_rotations_pair_up():
     assert a.ci95 == pytest.approx((0.5, 0.5))
 
 
-def test_an_interval_over_fewer_than_five_tables_is_marked_too_few():
+def test_an_interval_over_fewer_than_ten_tables_is_marked_too_few():
     # Four tables: a's means 0.6, 0.7, 0.5, 0.8 -> mean 0.65, deviations -.05, .05, -.15,
     # .15, s^2 = 0.05 / 3 = 0.016667, SE = 0.129099 / 2 = 0.0645497, t(0.975, 3) = 3.182446:
     # 0.65 +- 0.205427. The interval is still given, marked: no coverage was measured.
     a = next(s for s in standings(_one_episode_per_table([0.6, 0.7, 0.5, 0.8])))
     assert a.ci95 == pytest.approx((0.444573, 0.855427), abs=1e-6)
     assert (a.ci_tables, a.to_json()["ciCoverage"]) == (4, "too few tables")
+    # bench/coverage.py measured 95% +- 2 from ten tables (docs/league.md): 9 marked, 10 not
+    nine, ten = ([0.6, 0.7, 0.5, 0.8, 0.4] * 2)[:9], [0.6, 0.7, 0.5, 0.8, 0.4] * 2
+    assert next(iter(standings(_one_episode_per_table(nine)))).to_json()["ciCoverage"] == (
+        "too few tables"
+    )
+    assert next(iter(standings(_one_episode_per_table(ten)))).to_json()["ciCoverage"] == "ok"
     # one table: no spread to measure, so the interval is the score's whole range
     lone = next(s for s in standings(_one_episode_per_table([0.9])))
     assert lone.ci95 == (0.0, 1.0) and lone.to_json()["ciCoverage"] == "too few tables"
@@ -183,7 +190,7 @@ def test_league_show_marks_an_interval_over_too_few_tables_and_says_why():
     def seats(tables: int) -> list[tuple]:
         return [(t, t, n, s, 0, 10) for t in range(tables) for n, s in (("a", 0.6), ("b", 0.4))]
 
-    few, enough = _shown(seats(4)), _shown(seats(5))
+    few, enough = _shown(seats(9)), _shown(seats(10))
     assert "[0.600, 0.600]*" in few and TOO_FEW_NOTE in " ".join(few.split())
     assert "[0.600, 0.600]" in enough and "*" not in enough and "fewer than" not in enough
 
@@ -238,7 +245,7 @@ def test_the_html_report_carries_the_too_few_note_only_when_an_interval_is_marke
     def seats(tables: int) -> list[tuple]:
         return [(t, t, n, s, 0, 10) for t in range(tables) for n, s in (("a", 0.6), ("b", 0.4))]
 
-    few, enough = _report_data(seats(4)), _report_data(seats(5))
+    few, enough = _report_data(seats(9)), _report_data(seats(10))
     assert few["ciNote"] == TOO_FEW_NOTE
     assert [s["ciCoverage"] for s in few["standings"]] == ["too few tables"] * 2
     assert enough["ciNote"] is None

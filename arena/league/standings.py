@@ -34,7 +34,7 @@ import numpy as np
 from openskill.models import PlackettLuce
 from scipy import stats
 
-MIN_TABLES = 5
+MIN_TABLES = 10
 """Fewest independent tables (duplicate groups) at which bench/coverage.py measured the
 intervals to cover at 95% +- 2%; an interval over fewer is marked :data:`TOO_FEW`."""
 COVERED = "ok"
