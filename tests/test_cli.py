@@ -291,6 +291,6 @@ def test_importing_the_cli_and_a_scripted_play_load_no_heavy_client():
     ).stdout
     assert out.splitlines() == [
         "[]",
-        "['arena.cli.options', 'arena.cli.play']",
+        "['arena.cli.options', 'arena.cli.play', 'arena.cli.startup']",
         "['arena.cli.play']",
     ]

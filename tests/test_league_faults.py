@@ -1,7 +1,8 @@
 """A league survives its workers dying; a table's own error stops it in one line.
 
 The faults are real: ``kill -9`` of a ``--workers`` process while the league's
-own ``arena`` process runs. A table whose worker died is
+own ``arena`` process runs, and Ctrl-C sent to the league's process group (as a
+terminal sends it) while it is still starting. A table whose worker died is
 played again, from the same seed, by a new worker: the league's standings are
 then the bytes of an unbroken serial run, with every episode stored once. (The
 Ray executor's faults are in tests/test_league_ray.py.)
@@ -10,6 +11,7 @@ Ray executor's faults are in tests/test_league_ray.py.)
 from __future__ import annotations
 
 import os
+import random
 import signal
 import sqlite3
 import subprocess
@@ -182,3 +184,34 @@ def test_an_unplayable_entrant_is_refused_before_any_worker_plays(tmp_path):
             "arena: error: entrant 'bayes:b': seat 'bayes' takes no argument (got 'b')"
         ]
         assert stored(db) == 0
+
+
+def importing_the_arena(pid: int) -> bool:
+    """Whether ``pid`` is past Python's own start, into the arena's imports: it has mapped
+    orjson, which only the arena's modules import (Python prints its own traceback for a
+    Ctrl-C in its first tens of milliseconds, before any code of ours can run)."""
+    try:
+        return "orjson" in Path(f"/proc/{pid}/maps").read_text()
+    except OSError:
+        return False
+
+
+def test_ctrl_c_while_a_workers_league_starts_prints_one_line(tmp_path):
+    """Ctrl-C to the process group at a random moment of the first quarter second of the
+    arena's code, ten times: never a KeyboardInterrupt traceback, from the league or its
+    workers, and always the one line and exit code 130."""
+    chooser = random.Random(22)
+    for attempt in range(10):
+        proc = league(tmp_path / f"c{attempt}.sqlite", *SLOW, "--workers", "2")
+        try:
+            deadline = time.monotonic() + 30
+            while not importing_the_arena(proc.pid) and time.monotonic() < deadline:
+                time.sleep(0.001)
+            time.sleep(chooser.uniform(0, 0.25))
+            os.killpg(proc.pid, signal.SIGINT)
+            _, err = proc.communicate(timeout=30)
+        finally:
+            proc.kill()
+        assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+        assert proc.returncode == 130, err
+        assert err.strip().splitlines()[-1:] == ["arena: interrupted"], err

@@ -22,6 +22,7 @@ import sys
 import threading
 from collections.abc import Sequence
 
+import arena.cli.startup  # first: a Ctrl-C while the rest imports
 from arena import __version__, logconfig
 from arena.cli.options import USAGE_ERROR, Parser, resolve_seats
 from arena.eventlog import LogError, LogExists, LogWriteError
@@ -126,6 +127,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     in_main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _terminate) if in_main else None
     try:
+        arena.cli.startup.settled()
         host = load_for_command(args)
         resolve_seats(args, host.registry)
         return args.run(args, host)
