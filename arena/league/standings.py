@@ -13,9 +13,12 @@ A percentile bootstrap over tables, used before, covers too seldom at the 5 to
 from few tables); bench/coverage.py measures both. No resampling means the
 same league gives the same intervals, in any process.
 
-Below :data:`MIN_TABLES` independent tables no coverage was measured, so an
-interval is marked ``too few tables`` (and with one table there is no spread
-to measure: the interval is the whole range the figure can take).
+Below :data:`MIN_TABLES` independent tables the bench found no method that
+holds 95%: with five tables a seating that decides much of a score (the seat
+after ``random`` collects its lies) is missing from one league in eight, and no
+interval drawn from those tables alone can know it. Such an interval is marked
+``too few tables`` (and with one table there is no spread to measure: the
+interval is the whole range the figure can take).
 
 An entrant's score in an episode is the mean of its seats' scores there (an
 entrant holding two seats plays one episode, not two). The rating is a second
@@ -35,13 +38,14 @@ from openskill.models import PlackettLuce
 from scipy import stats
 
 MIN_TABLES = 10
-"""Fewest independent tables (duplicate groups) at which bench/coverage.py measured the
-intervals to cover at 95% +- 2%; an interval over fewer is marked :data:`TOO_FEW`."""
+"""Fewest independent tables (duplicate groups) from which bench/coverage.py measured the
+intervals to cover at 95% +- 2% (docs/league.md); an interval over fewer is marked
+:data:`TOO_FEW`."""
 COVERED = "ok"
 TOO_FEW = "too few tables"
 TOO_FEW_NOTE = (
-    f"* over fewer than {MIN_TABLES} independent tables (duplicate groups): no coverage was"
-    " measured for such an interval (bench/coverage.py)"
+    f"* over fewer than {MIN_TABLES} independent tables (duplicate groups): not shown to"
+    " cover 95% (bench/coverage.py, docs/league.md)"
 )
 """The line under a table of figures that holds a marked interval."""
 SCORE_RANGE = (0.0, 1.0)
