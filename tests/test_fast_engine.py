@@ -3,7 +3,10 @@
 The compiled engine replays the Python seats' decisions in C, so the one thing that
 matters is that nothing differs: every log byte and every results field but
 ``engine``, over random seeds, modes, table sizes, caps and seat mixes, and the
-independent referee (``tests/referee.py``) accepts what it writes. Its random
+independent referee (``tests/referee.py``) accepts what it writes. The turn state
+machine (:mod:`arena.turns`, through ``arena check``) reads every compiled log line
+for line, and an episode the Python engine ends early (quit, deadline: tables the
+compiled engine does not play) is a prefix of the compiled episode. Its random
 streams are numpy's own, re-implemented: they are checked draw for draw against
 numpy here.
 """
@@ -20,11 +23,13 @@ from pathlib import Path
 import attrs
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 from referee import replay
+from test_properties import CLOCK, Ending
 
 from arena import fast, seeding
+from arena.check import verify
 from arena.cli import main
 from arena.engine import EpisodeConfig
 from arena.fast.engine import BATCH
@@ -74,9 +79,9 @@ def play_both(host, request, tmp_path):
 
 
 @st.composite
-def scripted_requests(draw):
+def scripted_requests(draw, kinds=COMPILED_SEATS):
     seats = draw(st.integers(2, 8))
-    names = draw(st.lists(st.sampled_from(COMPILED_SEATS), min_size=seats, max_size=seats))
+    names = draw(st.lists(st.sampled_from(kinds), min_size=seats, max_size=seats))
     return EpisodeRequest(
         mode=draw(st.sampled_from(MODES)),
         seed=draw(st.integers(0, 2**63 - 1)),
@@ -97,6 +102,54 @@ def test_compiled_logs_and_results_are_the_python_engines_bytes(host, tmp_path_f
     assert compiled_results == python_results
     assert compiled_lines == python_lines
     replay(records, results.to_json())  # raises on any rule the referee sees broken
+
+
+@pytest.mark.parametrize("status", ["complete", "quit", "deadline"])
+@settings(max_examples=30)
+@given(
+    # Not the colluder: it plays by its partners' names, and slot 0 changes its name here.
+    request=scripted_requests(kinds=["bayes", "pressure", "random"]),
+    at=st.integers(1, 3),
+)
+def test_the_state_machine_reads_compiled_logs_and_early_ends_are_their_prefixes(
+    host, tmp_path_factory, request, status, at
+):
+    """The compiled log, line by line, is what the turn state machine plays (``verify``
+    drives it); the same table ended early on the Python engine, by slot 0 leaving at
+    its ``at``-th ask or outlasting the clock, writes the compiled log's deal lines up
+    to that point, byte for byte, and settles on them as the state machine does."""
+    tmp = tmp_path_factory.mktemp("early")
+    compiled = attrs.evolve(
+        request, seat_specs=(SeatSpec("bayes"), *request.seat_specs[1:]), engine="compiled"
+    )
+    _, full = run_episode(host, compiled, tmp / "full.jsonl", environ={})
+    assert verify(full, registry=host.registry) == []
+    # Slot 0 plays bayes's own moves (same seat stream) under the name of a person.
+    early = attrs.evolve(
+        compiled,
+        seat_specs=(SeatSpec("human"), *compiled.seat_specs[1:]),
+        clock=CLOCK if status == "deadline" else None,
+        engine="python",
+    )
+    ending = Ending(status, at if status != "complete" else 0)
+    _, ended = run_episode(
+        host, early, tmp / "early.jsonl", environ={}, local_seats=ending.seats(host)
+    )
+    assert verify(ended, registry=host.registry) == []
+    result = next(r for r in ended if r["type"] == "result")
+    assert result["status"] in {status, "complete"}
+    event(f"{status} ended {result['status']}")
+    full_lines, ended_lines = (until_result(tmp / name) for name in ("full.jsonl", "early.jsonl"))
+    played = ended_lines[1:-1]  # the deal lines: the header names slot 0 differently
+    assert played == full_lines[1 : 1 + len(played)]
+    if result["status"] == "complete":
+        assert ended_lines[1:] == full_lines[1:]
+
+
+def until_result(path: Path) -> list[bytes]:
+    """A log's lines up to and including its result line (audit lines may follow it)."""
+    lines = path.read_bytes().splitlines(keepends=True)
+    return lines[: next(i for i, line in enumerate(lines) if b'"type":"result"' in line) + 1]
 
 
 @pytest.mark.parametrize("mode", MODES)
