@@ -43,11 +43,8 @@ intervals to cover at 95% +- 2% (docs/league.md); an interval over fewer is mark
 :data:`TOO_FEW`."""
 COVERED = "ok"
 TOO_FEW = "too few tables"
-TOO_FEW_NOTE = (
-    f"* over fewer than {MIN_TABLES} independent tables (duplicate groups): not shown to"
-    " cover 95% (bench/coverage.py, docs/league.md)"
-)
-"""The line under a table of figures that holds a marked interval."""
+TOO_FEW_NOTE = f"* under {MIN_TABLES} independent tables: 95% coverage not shown (docs/league.md)"
+"""The line under a table of figures that holds a marked interval (fits 80 columns)."""
 SCORE_RANGE = (0.0, 1.0)
 """rules.md's score: 0.5 + points / (2 deals), points between -deals and +deals."""
 PER_DEAL_RANGE = (-1.0, 1.0)
