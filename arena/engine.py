@@ -34,8 +34,8 @@ from arena.events import (
     Usage,
 )
 from arena.logs import get_logger
-from arena.replies import IllegalReply, check_legal, loggable, parse_action
-from arena.rules import StandingBid, TableRules, score
+from arena.replies import IllegalReply, loggable, parse_action
+from arena.rules import TableRules, score
 from arena.seats import Reply, Seat, SeatQuit, SeatUnavailable
 from arena.turns import BidApplied, DealState, EpisodeState
 from arena.view import (
@@ -283,8 +283,7 @@ class Engine:
             if isinstance(reply, Reply):
                 self._record_usage(deal, slot, reply)
                 reply, thinking = reply.content, reply.thinking
-            action = check_legal(parse_action(reply), self.rules, deal.standing, len(deal.bids))
-            return action, thinking
+            return _checked(deal, parse_action(reply)), thinking
         except (SeatUnavailable, SeatQuit):
             raise
         except IllegalReply as rejection:
@@ -298,8 +297,7 @@ class Engine:
         view = self._view(deal, slot, None)
         action = parse_action(self.fallbacks[slot].decide(view))
         # The fallback speaks no talk and keeps the seat's notes as they were.
-        action = attrs.evolve(action, say=None, notes=None)
-        return check_legal(action, self.rules, deal.standing, len(deal.bids))
+        return _checked(deal, attrs.evolve(action, say=None, notes=None))
 
     def _record_usage(self, deal: DealState, slot: int, reply: Reply) -> None:
         if reply.usage is None:
@@ -328,20 +326,19 @@ class Engine:
             self.history,
             self.notes[slot],
             self.notes_truncated[slot],
-            self._legal(deal.standing),
+            self._legal(deal),
             retry_reason,
             *self._mode_rule_fields,
         )
 
-    def _legal(self, standing: StandingBid | None) -> LegalActions:
-        """The action space over ``standing``, built once per standing bid an episode sees."""
+    def _legal(self, deal: DealState) -> LegalActions:
+        """The state's action space for a seat asked to decide (so under the cap), built
+        once per standing bid an episode sees: below the cap it depends on nothing else."""
+        standing = deal.standing
         key = None if standing is None else (standing.quantity, standing.face)
         legal = self._legal_by_standing.get(key)
         if legal is None:
-            rules = self.rules
-            legal = LegalActions(
-                standing is not None, rules.min_raise(standing), rules.max_quantity
-            )
+            legal = LegalActions(deal.can_challenge, deal.min_bid, self.rules.max_quantity)
             self._legal_by_standing[key] = legal
         return legal
 
@@ -381,3 +378,11 @@ class Engine:
             return
         self.notes[slot] = notes[:NOTES_CAP]
         self.notes_truncated[slot] = len(notes) > NOTES_CAP
+
+
+def _checked(deal: DealState, action: Action) -> Action:
+    """Rule 11's second half: the action if the state finds it legal; raises otherwise."""
+    reason = deal.illegal(action)
+    if reason is not None:
+        raise IllegalReply(reason)
+    return action

@@ -87,30 +87,28 @@ class DealState:
         self, episode: EpisodeState, number: int, hands: tuple[tuple[int, ...], ...]
     ) -> None:
         self._episode = episode
+        self._order = episode.order
         self.rules = episode.rules
         self.number = number
         self.hands = hands
         self.opener = opener(episode.order, number)
         self.position = number % self.rules.seats
         """Table position of the seat on turn (rule 1 opens at d mod seats)."""
+        self.actor = self.opener
+        """Rules 2 and 5: the one slot that acts now."""
         self.bids: tuple[StandingBid, ...] = ()
         """Tuples, grown by one per bid, so every view of the deal shares them."""
         self.standing: StandingBid | None = None
+        self.forced = self.rules.cap_reached(0)
+        """Rule 8: the cap is reached; the table challenges for the seat on turn."""
+        self._legal: Action | None = None
+        """The action :meth:`illegal` last found legal, so :meth:`apply` need not check it
+        twice (an engine checks each reply before it applies it)."""
         self.rejections = 0
         """Rule 11: replies refused for the decision on turn."""
         self.faulted = False
         """Rule 11: the seat on turn could not be reached; it is not asked again."""
         self.over = False
-
-    @property
-    def actor(self) -> int:
-        """Rules 2 and 5: the one slot that acts now."""
-        return self._episode.order[self.position]
-
-    @property
-    def forced(self) -> bool:
-        """Rule 8: the cap is reached; the table challenges for the seat on turn."""
-        return self.rules.cap_reached(len(self.bids))
 
     @property
     def can_challenge(self) -> bool:
@@ -124,7 +122,9 @@ class DealState:
 
     def illegal(self, action: Action) -> str | None:
         """Why the seat on turn may not play ``action``, or ``None`` when it may."""
-        return why_illegal(action, self.rules, self.standing, len(self.bids))
+        reason = why_illegal(action, self.rules, self.standing, len(self.bids))
+        self._legal = action if reason is None else None
+        return reason
 
     # --- rule 11: asking the seat on turn ------------------------------------------------
 
@@ -159,9 +159,11 @@ class DealState:
         """
         if self.over:
             raise IllegalMove(f"deal {self.number} is over")
-        reason = self.illegal(action)
-        if strict and reason is not None:
-            raise IllegalMove(reason)
+        if strict and action is not self._legal:
+            reason = self.illegal(action)
+            if reason is not None:
+                raise IllegalMove(reason)
+        self._legal = None
         slot = self.actor
         self.rejections, self.faulted = 0, False
         if isinstance(action, Challenge):
@@ -169,7 +171,9 @@ class DealState:
         bid = StandingBid(slot, action.quantity, action.face)
         self.bids += (bid,)
         self.standing = bid
+        self.forced = self.rules.cap_reached(len(self.bids))
         self.position = (self.position + 1) % self.rules.seats
+        self.actor = self._order[self.position]
         return BidApplied(bid)
 
     def _challenge(self, slot: int) -> ChallengeResolved | None:
