@@ -143,6 +143,29 @@ def test_a_table_whose_workers_keep_dying_stops_the_league_in_one_line(host):
         pool.close()
 
 
+def test_a_worker_that_died_waiting_for_work_is_replaced_when_work_comes(host):
+    """Killed idle, its pipe is broken: the next fixture goes to a new worker, which plays
+    it as serial play does (the same results text)."""
+    fixture = next(fixtures(spec_of("bayes", "pressure", "random", "bayes", deals=3)))
+    serial = Serial(host)
+    serial.submit(fixture)
+    (here,) = serial.collect(1)
+    pool = Processes(1, Limits())
+    try:
+        (process,) = pool.workers.values()
+        process.kill()
+        process.join(5)
+        pool.submit(fixture)
+        arrived = []
+        deadline = time.monotonic() + 60
+        while not arrived and time.monotonic() < deadline:
+            arrived = list(pool.collect(1))
+        assert [played[2] for played in arrived] == [here[2]]
+        assert pool.restarts == {fixture.index: 1}
+    finally:
+        pool.close()
+
+
 def test_a_tables_own_error_in_a_worker_is_the_error_serial_raises(host):
     """A seat that cannot start fails the table once, with the exception serial play
     raises (the CLI's one ``arena: error:`` line), and is not played again."""

@@ -189,8 +189,11 @@ class Processes:
 
     def submit(self, fixture: Fixture) -> None:
         conn = min(self.queued, key=lambda c: len(self.queued[c]))
-        conn.send(fixture)
         self.queued[conn].append(fixture)
+        try:
+            conn.send(fixture)
+        except OSError:  # it died waiting for work: a new one plays this fixture
+            self._replace(conn)
 
     def collect(self, timeout: float) -> Iterator[Played]:
         for conn in wait([c for c, fixtures in self.queued.items() if fixtures], timeout):
