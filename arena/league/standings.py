@@ -126,7 +126,7 @@ STAND_IN = " (stand-in)"
 
 
 def coverage(tables: int) -> str:
-    """Whether an interval over ``tables`` independent tables is one the bench measured."""
+    """``ok`` where the bench measured intervals over ``tables`` independent tables to hold."""
     return COVERED if tables >= MIN_TABLES else TOO_FEW
 
 
