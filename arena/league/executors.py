@@ -32,6 +32,7 @@ never stored, so a resumed league plays them again from the same seeds.
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import multiprocessing
 import os
@@ -53,6 +54,7 @@ from arena_plugins.claude import limiter
 from arena_plugins.claude.limiter import Limits
 
 log = logs.get_logger(__name__)
+LOOPBACK = "127.0.0.1"
 EXECUTORS = ("serial", "thread", "process", "ray")
 RETRIES = 3
 """Times a table is played again after its worker died under it, before the league stops."""
@@ -282,6 +284,10 @@ class Ray:
                 options["address"] = address
             else:
                 options.update(address="local", num_cpus=capacity)
+            if _on_loopback(address):
+                # Ray otherwise names this node by its network interface's address, and a
+                # private instance would listen there: a cluster on this machine stays on it.
+                options["_node_ip_address"] = LOOPBACK
             try:
                 ray.init(**options)
             except (ConnectionError, ValueError, RuntimeError) as exc:
@@ -341,6 +347,18 @@ def _log_ray_errors(ray) -> None:
 
     if hasattr(ray._private.worker, "print_to_stdstream"):  # its one sink for them
         ray._private.worker.print_to_stdstream = log_messages
+
+
+def _on_loopback(address: str | None) -> bool:
+    """Whether the driver's node belongs on 127.0.0.1: a private instance, or a cluster
+    joined at a loopback address (``auto`` joins this machine's cluster, which may not be)."""
+    if not address:
+        return True
+    host = address.rpartition(":")[0].strip("[]")
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
 
 
 def _quiet_ray() -> None:
