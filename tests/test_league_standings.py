@@ -169,6 +169,27 @@ def test_an_interval_over_fewer_than_ten_tables_is_marked_too_few():
     assert lone.ci95 == (0.0, 1.0) and lone.to_json()["ciCoverage"] == "too few tables"
 
 
+def test_duplicate_groups_are_marked_until_forty_of_them():
+    # bench/coverage.py (docs/league.md): duplicate groups cover 92.6-94.5% at 10 and 20
+    # groups, short of 95% - 2, and hold from 40; plain tables hold from 10. A league of
+    # duplicate tables is one whose tables hold several episodes (its rotations).
+    def seats(groups: int, rotations: int) -> list[tuple]:
+        # (episode, table, entrant, score, points, deals played); a's group means vary
+        return [
+            (g * rotations + r, g, n, s + 0.01 * (g % 3), 0, 10)
+            for g in range(groups)
+            for r in range(rotations)
+            for n, s in (("a", 0.6), ("b", 0.4))
+        ]
+
+    def marks(groups: int, rotations: int) -> set[str]:
+        return {row["ciCoverage"] for row in ranking(seats(groups, rotations), [])["standings"]}
+
+    assert marks(10, 1) == {"ok"}  # ten plain tables
+    assert marks(10, 2) == marks(39, 2) == {"too few tables"}  # 20 and 78 episodes, grouped
+    assert marks(40, 2) == {"ok"}
+
+
 def _shown(seats: list[tuple]) -> str:
     """The terminal tables of a league of these seat rows, as text."""
     report = ranking(seats, []) | {

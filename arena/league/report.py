@@ -77,7 +77,9 @@ def ranking(seats: list[tuple], taken: list[tuple]) -> dict[str, Any]:
     ``taken``: (episode, winner entrant, loser entrant, points). Shared by a league
     file and a list of logs (``arena report``), so both rank by the same statistics.
     """
-    groups = Tables([table for _, table, *_ in seats])
+    tables = [table for _, table, *_ in seats]
+    duplicate = len({idx for idx, *_ in seats}) > len(set(tables))
+    groups = Tables(tables, duplicate)
     rows = [
         SeatRow(idx, table, name, score, points) for idx, table, name, score, points, _ in seats
     ]

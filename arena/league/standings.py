@@ -16,7 +16,9 @@ same league gives the same intervals, in any process.
 Below :data:`MIN_TABLES` independent tables the bench found no method that
 holds 95%: with five tables a seating that decides much of a score (the seat
 after ``random`` collects its lies) is missing from one league in eight, and no
-interval drawn from those tables alone can know it. Such an interval is marked
+interval drawn from those tables alone can know it. Duplicate groups share their
+seating across rotations, and the bench measured them short of 95% - 2 up to 20
+groups, so they need :data:`MIN_GROUPS`. An interval over fewer is marked
 ``too few tables`` (and with one table there is no spread to measure: the
 interval is the whole range the figure can take).
 
@@ -38,12 +40,17 @@ from openskill.models import PlackettLuce
 from scipy import stats
 
 MIN_TABLES = 10
-"""Fewest independent tables (duplicate groups) from which bench/coverage.py measured the
-intervals to cover at 95% +- 2% (docs/league.md); an interval over fewer is marked
-:data:`TOO_FEW`."""
+"""Fewest plain tables over which bench/coverage.py measured the intervals to cover at
+95% +- 2% (docs/league.md); an interval over fewer is marked :data:`TOO_FEW`."""
+MIN_GROUPS = 40
+"""The same for duplicate groups: at 10 and 20 groups the bench measured 92.6-94.5%, a
+group's mean being skewed by its shared seating, so only from 40 do they hold."""
 COVERED = "ok"
 TOO_FEW = "too few tables"
-TOO_FEW_NOTE = f"* under {MIN_TABLES} independent tables: 95% coverage not shown (docs/league.md)"
+TOO_FEW_NOTE = (
+    f"* under {MIN_TABLES} tables ({MIN_GROUPS} duplicate groups):"
+    " 95% coverage not shown (docs/league.md)"
+)
 """The line under a table of figures that holds a marked interval (fits 80 columns)."""
 SCORE_RANGE = (0.0, 1.0)
 """rules.md's score: 0.5 + points / (2 deals), points between -deals and +deals."""
@@ -70,6 +77,8 @@ class Standing:
     ci95: tuple[float, float]
     ci_tables: int
     """Independent tables (duplicate groups) the interval is drawn from."""
+    ci_coverage: str
+    """:data:`COVERED`, or :data:`TOO_FEW` for fewer tables than the bench found to hold."""
     rating: float
     """Plackett-Luce ordinal: mu - 3 sigma, a conservative skill estimate."""
     rating_mu: float
@@ -84,7 +93,7 @@ class Standing:
             "meanScore": self.mean_score,
             "ci95": list(self.ci95),
             "ciTables": self.ci_tables,
-            "ciCoverage": coverage(self.ci_tables),
+            "ciCoverage": self.ci_coverage,
             "rating": self.rating,
             "ratingMu": self.rating_mu,
             "ratingSigma": self.rating_sigma,
@@ -107,6 +116,8 @@ class HeadToHead:
     ci95: tuple[float, float]
     ci_tables: int
     """Independent tables (duplicate groups) at which the two met."""
+    ci_coverage: str
+    """As :attr:`Standing.ci_coverage`."""
 
     def to_json(self) -> dict:
         return {
@@ -118,23 +129,27 @@ class HeadToHead:
             "pointsPerDeal": self.per_deal,
             "ci95": list(self.ci95),
             "ciTables": self.ci_tables,
-            "ciCoverage": coverage(self.ci_tables),
+            "ciCoverage": self.ci_coverage,
         }
 
 
 STAND_IN = " (stand-in)"
 
 
-def coverage(tables: int) -> str:
-    """``ok`` where the bench measured intervals over ``tables`` independent tables to hold."""
-    return COVERED if tables >= MIN_TABLES else TOO_FEW
-
-
 class Tables:
-    """The independent units of a league: row ``index[t]`` of every per-table sum is table t."""
+    """The independent units of a league: row ``index[t]`` of every per-table sum is table t.
 
-    def __init__(self, tables: Sequence[int]):
+    ``duplicate`` when each unit is a duplicate group (several rotations of one table),
+    which the bench found to need more units than plain tables to hold 95%.
+    """
+
+    def __init__(self, tables: Sequence[int], duplicate: bool = False):
         self.index = {table: i for i, table in enumerate(sorted(set(tables)))}
+        self.fewest = MIN_GROUPS if duplicate else MIN_TABLES
+
+    def coverage(self, tables: int) -> str:
+        """``ok`` where the bench measured intervals over ``tables`` such units to hold."""
+        return COVERED if tables >= self.fewest else TOO_FEW
 
     def ratio_ci(
         self, numerator: np.ndarray, denominator: np.ndarray, bounds: tuple[float, float]
@@ -174,7 +189,9 @@ def standings(rows: Iterable[SeatRow], groups: Tables | None = None) -> list[Sta
         seatings[row.entrant] += 1
     names = sorted(points)
     column = {name: i for i, name in enumerate(names)}
-    groups = groups or Tables(list(table_of.values()))
+    groups = groups or Tables(
+        list(table_of.values()), duplicate=len(table_of) > len(set(table_of.values()))
+    )
     sums = np.zeros((len(groups.index), len(names)))
     counts = np.zeros_like(sums)
     for episode, scores in by_episode.items():
@@ -193,6 +210,7 @@ def standings(rows: Iterable[SeatRow], groups: Tables | None = None) -> list[Sta
             mean_score=float(means[i]),
             ci95=(float(ci[i, 0]), float(ci[i, 1])),
             ci_tables=int(tables[i]),
+            ci_coverage=groups.coverage(int(tables[i])),
             rating=float(ratings[name].ordinal()),
             rating_mu=float(ratings[name].mu),
             rating_sigma=float(ratings[name].sigma),
@@ -265,6 +283,7 @@ def head_to_head(
             per_deal=float(net_total[i, j] / played[i, j]),
             ci95=(float(ci[i, j, 0]), float(ci[i, j, 1])),
             ci_tables=int(met[i, j]),
+            ci_coverage=groups.coverage(int(met[i, j])),
         )
         for i, a in enumerate(names)
         for j, b in enumerate(names)
