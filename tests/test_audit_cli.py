@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from test_audit_host import FlagEveryPair
-from test_audit_softplay import DICE
+from audit_logs import DICE
+from plugins_for_tests.flag_every_pair import FlagEveryPair
 
 from arena import cli
 from arena.cli import main

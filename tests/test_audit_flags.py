@@ -4,9 +4,9 @@ zero in play."""
 from __future__ import annotations
 
 import pytest
+from audit_logs import DICE
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_audit_softplay import DICE
 
 from arena.runner import EpisodeRequest, run_episode
 from arena.seats import SeatSpec

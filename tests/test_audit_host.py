@@ -20,6 +20,7 @@ import attrs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from plugins_for_tests.flag_every_pair import FlagEveryPair
 from plugins_for_tests.harness import plugged
 from structlog.testing import capture_logs
 
@@ -37,17 +38,6 @@ FIGURES = (*SOFTPLAY, "field", "bias", "flags", "power")
 TABLE = EpisodeRequest(
     seed=11, deals=6, seat_specs=tuple(SeatSpec.parse(s) for s in ("random", "pressure"))
 )
-
-
-class FlagEveryPair:
-    """Stands in for the flags reporter: flags slots (0, 1) and (2, 3), to exercise the tail."""
-
-    @hookimpl
-    def register_audit_reporters(self, register):
-        register(
-            "flags",
-            lambda records: [{"flag": "t", "slots": [0, 1]}, {"flag": "t", "slots": [2, 3]}],
-        )
 
 
 class Broken:

@@ -11,9 +11,9 @@ import sqlite3
 from fractions import Fraction
 
 import pytest
+from audit_logs import bid, challenge, deal, result, tail
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_audit_softplay import bid, challenge, deal, result, tail
 
 from arena.audit import league_episodes, logged_episodes, run_pooled
 from arena.check import load_checked

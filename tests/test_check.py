@@ -18,9 +18,9 @@ from pathlib import Path
 
 import attrs
 import pytest
+from episode_strategies import ended_requests, requests
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_properties import ended_requests, requests
 
 from arena.check import check_results, distinct_episodes, load_checked, verify
 from arena.cli import main

@@ -11,16 +11,15 @@ import json
 
 import pytest
 import structlog
+from claude_tables import FOUR_CLAUDES, offline  # noqa: F401  (autouse: no key, closed URL)
 from messages_server import MessagesServer, table_player
 from referee import replay
-from test_claude_seat import offline  # noqa: F401  (autouse: no key, closed loopback URL)
 
 from arena.cli import main
 from arena.eventlog import read_log
 from arena.runner import EpisodeRequest, run_episode
 from arena.seats import SeatSpec
 
-FOUR_CLAUDES = ("claude:honest", "claude:bluffer", "claude:tracker", "claude:policies/honest.md")
 DONE_WHEN = [
     "--seat",
     "claude:policies/honest.md",

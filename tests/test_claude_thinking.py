@@ -1,4 +1,4 @@
-# ruff: noqa: F811  (pytest hands test_claude_seat's fixtures, imported below, in by name)
+# ruff: noqa: F811  (pytest hands claude_tables's fixtures, imported below, in by name)
 """Claude seats on today's models (issue 24): the model table, the request shapes, adapting
 to a refusal, and thinking kept as private reasoning in the log.
 
@@ -14,6 +14,7 @@ import json
 
 import anthropic
 import pytest
+from claude_tables import FOUR_CLAUDES, api, moves, of, offline, tail, two_seat_table  # noqa: F401
 from messages_server import (
     FORCED_TOOL_WITH_THINKING,
     THOUGHT_MARKER,
@@ -29,8 +30,6 @@ from messages_server import (
 )
 from referee import replay
 from structlog.testing import capture_logs
-from test_claude_episode import FOUR_CLAUDES
-from test_claude_seat import api, moves, of, offline, tail, two_seat_table  # noqa: F401
 
 from arena.events import BidMade, Thought, Usage, from_record, to_line
 from arena.league.config import league_from_mapping

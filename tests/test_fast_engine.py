@@ -23,10 +23,10 @@ from pathlib import Path
 import attrs
 import numpy as np
 import pytest
+from episode_strategies import CLOCK, Ending
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 from referee import replay
-from test_properties import CLOCK, Ending
 
 from arena import fast, seeding
 from arena.check import verify

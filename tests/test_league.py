@@ -13,11 +13,11 @@ import pytest
 import structlog
 from hypothesis import given
 from hypothesis import strategies as st
+from league_runs import play
 
 from arena.cli import main
 from arena.league.config import Entrant, LeagueError, LeagueSpec, league_from_mapping
 from arena.league.report import league_report
-from arena.league.run import run_league
 from arena.league.schedule import fixtures, schedule
 from arena.league.store import LeagueStore, StoreError
 from arena.runner import EpisodeRequest
@@ -49,14 +49,6 @@ def rows(path) -> list[tuple]:
             found += list(db.execute(f"SELECT * FROM {table} ORDER BY 1, 2"))
         found += [(idx, bytes(log)) for idx, log in db.execute("SELECT idx, log FROM logs")]
         return found
-
-
-def play(path, league, host, executor="serial", **options):
-    store = LeagueStore(path)
-    try:
-        return run_league(league, store, host, executor=executor, **options)
-    finally:
-        store.close()
 
 
 # --- the schedule ---------------------------------------------------------------------

@@ -17,10 +17,10 @@ import attrs
 import genai_prices
 import numpy as np
 import pytest
+from claude_tables import offline  # noqa: F401  (autouse: no key, closed loopback URL)
 from genai_prices import Usage, calc_price
+from league_runs import play
 from messages_server import Fail, MessagesServer, table_player, text
-from test_claude_seat import offline  # noqa: F401  (autouse: no key, closed loopback URL)
-from test_league import play
 
 from arena.league.config import Budget, Entrant, LeagueError, LeagueSpec
 from arena.league.report import league_report

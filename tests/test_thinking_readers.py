@@ -14,9 +14,9 @@ import json
 from pathlib import Path
 
 import pytest
+from audit_logs import bid, challenge, deal, episode, result
+from claude_tables import offline  # noqa: F401  (autouse: no key, closed loopback URL)
 from messages_server import Answer, MessagesServer, table_player, thought
-from test_audit_softplay import bid, challenge, deal, episode, result
-from test_claude_seat import offline  # noqa: F401  (autouse: no key, closed loopback URL)
 
 from arena.audit import run_audit
 from arena.check import verify
