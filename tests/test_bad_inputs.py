@@ -10,10 +10,6 @@ are the command's inputs; the test then runs the real ``arena`` CLI and asserts:
 - no ``Traceback`` anywhere; stdout empty unless the row says what it holds;
 - every input file is byte for byte what it was.
 
-A bad input found before the code that reads it is fixed gets its row too, with
-``not_fixed`` naming where the fix belongs: it is then expected to fail, strictly, so
-the mark goes the moment the fix lands.
-
 Rows come from issue 20's table, each row's ``why`` quoting it. The commands run
 in-process (``arena.cli.main``), as tests/test_cli_options.py runs them; ``serve``,
 which would serve forever if it accepted its input, runs as a process with a timeout.
@@ -206,9 +202,6 @@ class Row:
     """What stdout holds: ``""`` nothing, a fragment it contains, ``None`` unchecked."""
     process: bool = False
     """Run as a process with a timeout (a command that could otherwise serve forever)."""
-    not_fixed: str | None = None
-    """Where the fix belongs, for a row found before its owner fixed it: the row is then
-    expected to fail (strictly: once it passes, the mark must go)."""
 
 
 ROWS: dict[str, Row] = {}
@@ -605,10 +598,6 @@ TAMPERED_STORES = {
     ),
     "a renamed column": ("ALTER TABLE logs RENAME COLUMN log TO lgo", ["league export --logs"]),
 }
-STORE_NOT_FIXED = (
-    "league/store.py's readers trust a store's values (TypeError, JSONDecodeError,"
-    " OperationalError): not yet fixed there; remove this mark when they are"
-)
 for what, (statement, readers) in TAMPERED_STORES.items():
     for name in readers:
         ROWS[f"{name}: {what}"] = Row(
@@ -616,7 +605,6 @@ for what, (statement, readers) in TAMPERED_STORES.items():
             "",
             "a tampered league store is refused in one line, as a damaged log is",
             make=_tampered_league(statement),
-            not_fixed=STORE_NOT_FIXED,
         )
 
 
@@ -682,18 +670,7 @@ def _too_long(signum, frame):
     raise NoAnswer(f"no answer within {ANSWER_WITHIN} s")
 
 
-def _cases() -> list:
-    return [
-        pytest.param(
-            case,
-            id=case,
-            marks=[pytest.mark.xfail(strict=True, reason=row.not_fixed)] if row.not_fixed else [],
-        )
-        for case, row in sorted(ROWS.items())
-    ]
-
-
-@pytest.mark.parametrize("case", _cases())
+@pytest.mark.parametrize("case", sorted(ROWS))
 def test_a_bad_input_is_one_error_line(case, made, tmp_path, capsys):
     row = ROWS[case]
     paths = {"tmp": tmp_path, **row.make(made, tmp_path)}

@@ -29,7 +29,14 @@ from arena.league.standings import (
     head_to_head,
     standings,
 )
-from arena.league.store import StoreError, episode_log_text, has_column, open_read_only
+from arena.league.store import (
+    StoreError,
+    checked_rows,
+    episode_log_text,
+    has_column,
+    reading,
+    stored_results,
+)
 from arena.plugins import Reporter
 from arena.terminal_text import cell
 
@@ -41,27 +48,30 @@ def _entrant(seats: str) -> str:
 
 def league_report(path: str | Path, reporters: list[Reporter] = ()) -> dict[str, Any]:
     """Standings, head-to-head and cost of a league file (and its pooled audit)."""
-    db = open_read_only(path)
-    try:
+    with reading(path) as db:
         row = db.execute("SELECT settings FROM league").fetchone()
         if row is None:
             raise StoreError(f"{path}: the league has no finished episodes")
-        settings = json.loads(row[0])
-        seats = db.execute(
-            f"SELECT s.idx, e.tbl, {_entrant('s')}, s.score, s.points, e.deals_played"
-            " FROM seats s JOIN episodes e USING (idx) ORDER BY s.idx, s.slot"
-        ).fetchall()
-        taken = db.execute(
-            f"SELECT p.idx, {_entrant('w')}, {_entrant('l')}, p.n FROM points p"
-            " JOIN seats w ON w.idx = p.idx AND w.slot = p.winner"
-            " JOIN seats l ON l.idx = p.idx AND l.slot = p.loser ORDER BY p.idx"
-        ).fetchall()
+        (settings,) = checked_rows(path, [(json.loads(row[0]),)], [dict])[0]
+        seats = checked_rows(
+            path,
+            db.execute(
+                f"SELECT s.idx, e.tbl, {_entrant('s')}, s.score, s.points, e.deals_played"
+                " FROM seats s JOIN episodes e USING (idx) ORDER BY s.idx, s.slot"
+            ),
+            [int, int, str, (int, float), int, int],
+        )
+        taken = checked_rows(
+            path,
+            db.execute(
+                f"SELECT p.idx, {_entrant('w')}, {_entrant('l')}, p.n FROM points p"
+                " JOIN seats w ON w.idx = p.idx AND w.slot = p.winner"
+                " JOIN seats l ON l.idx = p.idx AND l.slot = p.loser ORDER BY p.idx"
+            ),
+            [int, str, str, int],
+        )
         cost = _cost(db)
-        results = [
-            json.loads(r) for (r,) in db.execute("SELECT results FROM episodes ORDER BY idx")
-        ]
-    finally:
-        db.close()
+        results = stored_results(path, db)
     return {
         "league": settings | {"episodesStored": len(results)},
         **ranking(seats, taken),
@@ -220,9 +230,6 @@ def _flat(row: dict[str, Any]) -> dict[str, Any]:
 def episode_logs(path: str | Path) -> Iterator[tuple[str, str]]:
     """Every stored episode's event log, as (``episode-IDX.jsonl``, its JSON Lines), one at
     a time: for audit, replay, re-scoring."""
-    db = open_read_only(path)
-    try:
+    with reading(path) as db:
         for (index,) in db.execute("SELECT idx FROM logs ORDER BY idx").fetchall():
             yield f"episode-{index:05d}.jsonl", episode_log_text(db, index)
-    finally:
-        db.close()

@@ -24,7 +24,7 @@ import json
 import os
 import sqlite3
 import zlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -258,6 +258,38 @@ def open_read_only(path: str | Path, *, new: bool = False) -> sqlite3.Connection
     return db
 
 
+@contextlib.contextmanager
+def reading(path: str | Path) -> Iterator[sqlite3.Connection]:
+    """A league file open for reading, whose contents are trusted no more than a log's.
+
+    A well-formed SQLite file may still hold what no league writes (a table without
+    its column, results that are not JSON): that is a :class:`StoreError` naming the
+    file, as a damaged log is a line naming the log, never a traceback.
+    """
+    db = open_read_only(path)
+    try:
+        yield db
+    except (sqlite3.DatabaseError, json.JSONDecodeError) as exc:
+        raise StoreError(f"{path}: {_tampered(exc)}; left as it was") from None
+    finally:
+        db.close()
+
+
+def checked_rows(path: str | Path, rows: Iterable[tuple], kinds: Sequence[type | tuple]) -> list:
+    """``rows`` as read, refused if a column holds a value of another type than ``kinds``
+    (SQLite keeps whatever type a value was written with)."""
+    rows = list(rows)
+    for row in rows:
+        for value, kind in zip(row, kinds, strict=True):
+            if not isinstance(value, kind) or isinstance(value, bool):
+                raise StoreError(f"{path}: {_tampered(f'a value no league writes: {value!r}')}")
+    return rows
+
+
+def _tampered(reason: object) -> str:
+    return f"holds what no league writes ({reason})"
+
+
 def _refuse_foreign(path: Path, new: bool) -> None:
     """Refuse a file that is not SQLite, or is another application's SQLite file.
 
@@ -330,14 +362,19 @@ def has_column(db: sqlite3.Connection, table: str, column: str) -> bool:
 
 def league_results(path: str | Path) -> list[dict]:
     """Every finished episode's results JSON, in schedule order; the file is only read."""
-    db = open_read_only(path)
-    try:
-        rows = db.execute("SELECT results FROM episodes ORDER BY idx").fetchall()
-    finally:
-        db.close()
-    if not rows:
+    with reading(path) as db:
+        results = stored_results(path, db)
+    if not results:
         raise StoreError(f"{path}: the league has no finished episodes")
-    return [json.loads(text) for (text,) in rows]
+    return results
+
+
+def stored_results(path: str | Path, db: sqlite3.Connection) -> list[dict]:
+    """The results JSON of every episode in ``db`` (opened by :func:`reading`)."""
+    rows = checked_rows(path, db.execute("SELECT results FROM episodes ORDER BY idx"), [str])
+    results = [json.loads(text) for (text,) in rows]
+    checked_rows(path, [(document,) for document in results], [dict])
+    return results
 
 
 def results_text(results: Mapping[str, Any]) -> str:

@@ -22,7 +22,7 @@ from arena.eventlog import LogError, parse_text
 from arena.league.cost import TOKEN_KINDS, seat_tokens
 from arena.league.report import ranking
 from arena.league.standings import STAND_IN
-from arena.league.store import challenge_points, episode_log_text, open_read_only
+from arena.league.store import challenge_points, episode_log_text, reading
 from arena.plugins import Reporter
 from arena.results import usage_by_slot
 
@@ -46,8 +46,7 @@ class Episode:
 
 def league_episodes(path: str | Path) -> Iterator[Episode]:
     """A league file's stored episodes in schedule order, one log in memory at a time."""
-    db = open_read_only(path)
-    try:
+    with reading(path) as db:
         slots: dict[int, list[str]] = {}
         for idx, entrant, stand_in in db.execute(
             "SELECT idx, entrant, stand_in FROM seats ORDER BY idx, slot"
@@ -57,8 +56,6 @@ def league_episodes(path: str | Path) -> Iterator[Episode]:
         for idx, table in episodes:
             records = parse_text(episode_log_text(db, idx), f"{path}: episode {idx}")
             yield Episode(idx, table, tuple(slots[idx]), records, f"episode {idx}")
-    finally:
-        db.close()
 
 
 def log_episodes(logs: Iterable[tuple[str, list[dict[str, Any]]]]) -> list[Episode]:
