@@ -8,6 +8,7 @@ before the reveal, and that each prompt extends the same seat's previous one.
 from __future__ import annotations
 
 import json
+import math
 from itertools import pairwise
 
 import attrs
@@ -76,6 +77,54 @@ VIEW = attrs.evolve(
     notes_truncated=True,
     retry_reason="bid 5x2 does not raise the standing bid 5x2",
 )
+
+
+DICE4 = TableRules(mode=DICE, seats=4)  # the default cap, as the engine would build it
+
+
+def prompt_after(past: PastDeal) -> str:
+    view = attrs.evolve(make_view(DICE4, (1, 2, 3, 4, 5), slot=0, deal=1), history=(past,))
+    _, record, _ = text_of(build_request(view, DICE4, POLICY, SETTINGS))
+    return record
+
+
+def test_a_bid_whose_count_equals_its_quantity_is_reported_true():
+    # s1 bid 3 x 4 and s0 challenged; the hands hold exactly three 4s (s1 two, s3 one).
+    # Rule 6: actual 3 >= quantity 3, so the bid was true: s1 +1, s0 -1.
+    hands = ((1, 2, 3, 5, 6), (4, 4, 1, 1, 2), (6, 6, 5, 5, 2), (4, 3, 3, 2, 1))
+    past = PastDeal(0, 1, (PublicBid(1, 3, 4),), 0, False, 3, hands, winner=1, loser=0)
+    record = prompt_after(past)
+    assert "face 4 showed 3 times, the bid was true; s1 +1, s0 (you) -1" in record
+    # ... and one fewer is a lie.
+    lie = attrs.evolve(past, bids=(PublicBid(1, 4, 4),), winner=0, loser=1)
+    assert "face 4 showed 3 times, the bid was false; s0 (you) +1, s1 -1" in prompt_after(lie)
+
+
+def test_a_seats_own_talk_stays_in_its_prompt():
+    view = attrs.evolve(
+        make_view(DICE4, (1, 2, 3, 4, 5), [(3, 2, 4), (0, 3, 4)], slot=1),
+        talk_enabled=True,
+        talk=(TalkLine(3, "fours everywhere"), TalkLine(1, "I hold none")),
+    )
+    _, _, tail = text_of(build_request(view, DICE4, POLICY, SETTINGS))
+    assert "s3: fours everywhere" in tail
+    assert "s1 (you): I hold none" in tail
+
+
+def test_the_poker_odds_table_is_the_binomial_tail_at_p_one_tenth():
+    # Four seats of 8 digits: 24 unseen, each showing a given digit with p = 1/10.
+    # P(X >= k) = 1 - sum_{i<k} C(24, i) (1/10)^i (9/10)^(24-i):
+    # k=1: 1 - 0.9^24 = 0.92023;  k=2: 0.92023 - 24 (0.1) 0.9^23 = 0.70752;
+    # k=3: 0.70752 - 276 (0.01) 0.9^22 = 0.43573.
+    rules = TableRules(mode=POKER, seats=4)
+    view = make_view(rules, (0, 7, 3, 3, 0, 9, 1, 2))
+    system, _, _ = text_of(build_request(view, rules, POLICY, SETTINGS))
+
+    def tail(k: int) -> float:
+        return 1 - sum(math.comb(24, i) * 0.1**i * 0.9 ** (24 - i) for i in range(k))
+
+    assert f"1: {tail(1):.1%}, 2: {tail(2):.1%}, 3: {tail(3):.1%}" in system
+    assert "1: 92.0%, 2: 70.8%, 3: 43.6%" in system
 
 
 def test_the_prompt_shows_everything_the_seat_may_know():

@@ -235,3 +235,24 @@ def test_the_engine_builds_views_in_seatview_field_order():
     assert (view.wild, view.wild_counts_itself, view.raise_rule) == (1, False, "wild-ones")
     assert view.retry_reason is None and view.notes is None and view.history == ()
     assert list(WILD.header_fields()) == [f.name for f in attrs.fields(SeatView)][-3:]
+
+
+@pytest.mark.parametrize(
+    "length, kept, truncated",
+    [
+        (NOTES_CAP - 1, NOTES_CAP - 1, False),
+        (NOTES_CAP, NOTES_CAP, False),
+        (NOTES_CAP + 1, NOTES_CAP, True),
+    ],
+)
+def test_notes_of_exactly_the_cap_are_kept_whole(length, kept, truncated):
+    assert NOTES_CAP == 4000
+
+    def write_notes(view):
+        return Bid(*view.legal.min_bid, notes="n" * length)
+
+    seat = Scripted([write_notes] * 10)
+    play_table([seat, MinRaiser()], DICE, seed=1, deals=2, max_bids=4)
+    later = seat.views[1:]
+    assert later
+    assert all(len(v.notes) == kept and v.notes_truncated is truncated for v in later)

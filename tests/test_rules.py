@@ -7,17 +7,34 @@ position is known, and every log is also replayed by the independent referee.
 
 from __future__ import annotations
 
+import itertools
 import time
 
+import attrs
 import pytest
-from plugins_for_tests.harness import play_table
+from hypothesis import given
+from hypothesis import strategies as st
+from plugins_for_tests.harness import play_table, plugged
 from plugins_for_tests.seats import MinRaiser, Recording, Scripted
 from referee import BASELINES, baseline_moves, replay
 
+from arena import hookimpl
 from arena.actions import Bid, Challenge
+from arena.modes import Mode
 from arena.replies import IllegalReply, check_legal, parse_action
-from arena.rules import DEFAULT_MAX_BIDS, StandingBid, TableRules, is_raise, opener, resolve, score
-from arena.seats import SeatUnavailable
+from arena.rules import (
+    DEFAULT_MAX_BIDS,
+    MAX_SEATS,
+    MIN_SEATS,
+    StandingBid,
+    TableRules,
+    is_raise,
+    opener,
+    resolve,
+    score,
+)
+from arena.runner import EpisodeRequest, run_episode
+from arena.seats import SeatSpec, SeatUnavailable
 from arena_plugins.dice import DICE
 from arena_plugins.poker import POKER
 
@@ -241,6 +258,76 @@ def test_rule_04_a_non_raising_reply_is_rejected_in_play():
     second = [r for r in records if r["type"] in ("bid", "challenge")][1]
     assert second["fallback"] is True  # bayes moved for the seat, bid or challenge
     replay(records)
+
+
+DICE4 = TableRules(mode=DICE, seats=4)  # 20 dice: quantities 1..20, faces 1..6
+
+
+def lowest_by_rule_4(rules: TableRules, standing: StandingBid | None):
+    """Rules 3 and 4 read literally: walk every bid in increasing order, keep the first legal."""
+    for quantity in range(1, rules.max_quantity + 1):
+        for face in rules.mode.symbols:
+            if standing is None or (
+                quantity > standing.quantity
+                or (quantity == standing.quantity and face > standing.face)
+            ):
+                return quantity, face
+    return None
+
+
+@pytest.mark.parametrize(
+    "standing, lowest",
+    [
+        (None, (1, 1)),  # rule 3: any opening, and 1 x 1 is the least of them
+        ((3, 4), (3, 5)),  # the same quantity may go up a face
+        ((3, 6), (4, 1)),  # no face above 6: one more, and the face wraps to 1
+        ((19, 6), (20, 1)),
+        ((20, 5), (20, 6)),
+        ((20, 6), None),  # the top bid: nothing raises it, only a challenge
+    ],
+)
+def test_min_raise_is_the_lowest_legal_bid_in_dice(standing, lowest):
+    bid = None if standing is None else StandingBid(0, *standing)
+    assert DICE4.min_raise(bid) == lowest
+
+
+def test_min_raise_opens_poker_at_one_zero_and_wraps_nine_to_zero():
+    rules = TableRules(mode=POKER, seats=4)  # digits 0..9, 32 digits on the table
+    assert rules.min_raise(None) == (1, 0)
+    assert rules.min_raise(StandingBid(1, 5, 9)) == (6, 0)
+    assert rules.min_raise(StandingBid(1, 32, 9)) is None
+
+
+@given(
+    mode=st.sampled_from([DICE, POKER]),
+    seats=st.integers(MIN_SEATS, MAX_SEATS),
+    data=st.data(),
+)
+def test_min_raise_is_never_above_the_lowest_legal_bid(mode, seats, data):
+    rules = TableRules(mode=mode, seats=seats)
+    standing = data.draw(
+        st.none()
+        | st.builds(
+            StandingBid,
+            st.just(0),
+            st.integers(1, rules.max_quantity),
+            st.sampled_from(mode.symbols),
+        )
+    )
+    assert rules.min_raise(standing) == lowest_by_rule_4(rules, standing)
+
+
+def test_every_view_offers_the_lowest_legal_bid_as_min_bid():
+    # Through the engine: each seat's view must name exactly rule 4's lowest bid.
+    seats = [Scripted([], then=MinRaiser()) for _ in range(3)]
+    play_table(seats, DICE, seed=3, deals=4, max_bids=12)
+    rules = TableRules(mode=DICE, seats=3)
+    views = [view for seat in seats for view in seat.views]
+    assert views
+    for view in views:
+        standing = view.bids[-1] if view.bids else None
+        bid = None if standing is None else StandingBid(*attrs.astuple(standing))
+        assert view.legal.min_bid == lowest_by_rule_4(rules, bid)
 
 
 # --- rule 5: turn advance ----------------------------------------------------------------
@@ -576,6 +663,53 @@ def test_rule_11_rejections_and_fallbacks_are_counted_per_seat():
     opener_slot = of(records, "deal")[0]["opener"]
     tally = outcome.tallies[opener_slot]
     assert (tally.decisions, tally.rejected, tally.fallbacks) == (1, 2, 1)
+
+
+TREYS = Mode(
+    name="treys", symbols=(1, 2, 3, 4, 5, 6), hand_size=5, draw=lambda mode, rng: (3, 3, 3, 1, 2)
+)
+"""Dice where every hand is 3 3 3 1 2, so the fallback's position is known in advance."""
+
+
+class Opens2x3:
+    def decide(self, view):
+        return Bid(2, 3) if view.standing is None else Challenge()
+
+
+class Garbage:
+    def decide(self, view):
+        return "no idea"
+
+
+class FallbackTable:
+    @hookimpl
+    def register_modes(self, register):
+        register(TREYS)
+
+    @hookimpl
+    def register_seats(self, register):
+        register("opens-2x3", lambda context: Opens2x3())
+        register("garbage", lambda context: Garbage())
+
+
+def test_the_fallback_is_bayes_where_pressure_would_bid_otherwise():
+    # A two-seat table of treys: 10 dice, 5 unseen. Facing 2 x 3 holding three 3s:
+    # 2 x 3 is certain (need -1), so both baselines raise. Their lowest raises within
+    # q0 + 2: 2x4, 2x5, 2x6 need 2 of 5 at 1/6 (0.196 < safe 0.35), 3x1 and 3x2 need 2
+    # (0.196), 3x3 needs 0 (certain). Both pick 3 x 3; bayes bids it, pressure pads it
+    # to 4 x 3. The garbage seat is rejected twice, so rule 11's fallback must bid 3 x 3.
+    with plugged(FallbackTable(), "fallback_table") as (host, info):
+        assert info.broken is None
+        specs = (SeatSpec("opens-2x3"), SeatSpec("garbage"))
+        request = EpisodeRequest(mode="treys", seats=2, deals=2, seat_specs=specs)
+        _, records = run_episode(host, request, environ={})
+    answers = [
+        r
+        for previous, r in itertools.pairwise(records)
+        if r["type"] == "bid" and r["slot"] == 1 and previous["type"] == "rejected"
+    ]
+    assert answers, "the garbage seat never answered a 2 x 3"
+    assert all((a["quantity"], a["face"], a["fallback"]) == (3, 3, True) for a in answers)
 
 
 # --- scoring ---------------------------------------------------------------------------------

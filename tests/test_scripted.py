@@ -190,3 +190,20 @@ def test_baselines_never_talk_and_never_write_notes(policy):
     for hand, bids in positions:
         action = decide(policy, hand, bids)
         assert (action.say, action.notes) == (None, None)
+
+
+COIN = Mode(name="coin", symbols=(1, 2), hand_size=1)
+"""Two seats of one coin each: quantities 1..2, so padding can reach the maximum."""
+
+
+def test_pressure_pads_its_raise_up_to_exactly_the_maximum_quantity():
+    rules = TableRules(mode=COIN, seats=2)  # max quantity 2, one unseen coin, p = 1/2
+    seat = pressure(context(rules, slot=1))
+    # Facing 1 x 1 holding a 2: 1 x 1 is true with chance 1/2 >= chal 0.25, so raise.
+    # Lowest raises: 1 x 2 (need 0: certain) and 2 x 1 (need 2 of 1 unseen: impossible).
+    # The pick is 1 x 2; padded by one it is 2 x 2, which is exactly the maximum: legal.
+    assert seat.decide(make_view(rules, (2,), [(0, 1, 1)], slot=1)) == Bid(2, 2)
+    # Facing 1 x 2 holding a 2: certain, so raise. Raises: 2 x 1 (need 2 of 1 unseen:
+    # impossible) and 2 x 2 (need 1: chance 1/2 >= safe 0.35). The pick is 2 x 2 at the
+    # maximum already; padding would make 3 x 2, past it, so it bids 2 x 2 unpadded.
+    assert seat.decide(make_view(rules, (2,), [(0, 1, 2)], slot=1)) == Bid(2, 2)
