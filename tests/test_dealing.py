@@ -59,3 +59,15 @@ def test_deals_in_a_row_are_the_deals_dealt_alone(seed, first, mode):
         assert streams.hands(deal, 4, mode) == one_by_one(
             seeding.DealStreams(seed), deal, 4, mode.symbols, mode.hand_size
         )
+
+
+def test_a_deal_two_after_the_last_starts_afresh_not_one_stride_on():
+    # After hands(0) the generator stands 20 words into deal 0's stretch (4 seats x 5
+    # dice). Deal 2 starts 2 x 2**64 words in: a relative advance of 2**64 - 20 would
+    # land on deal 1's start instead, so only deal - 1 may step on; deal 2 starts afresh.
+    streams = seeding.DealStreams(7)
+    streams.hands(0, 4, DICE)
+    dealt = streams.hands(2, 4, DICE)
+    assert dealt == one_by_one(seeding.DealStreams(7), 2, 4, DICE.symbols, DICE.hand_size)
+    # ... and deal 1's hands (where a wrong step would land) are not deal 2's.
+    assert dealt != one_by_one(seeding.DealStreams(7), 1, 4, DICE.symbols, DICE.hand_size)

@@ -59,6 +59,13 @@ def test_a_certain_winner_has_a_narrow_interval_and_the_higher_rating():
     assert a.rating > b.rating and a.rating_mu > 25 > b.rating_mu
 
 
+def test_no_rows_are_no_standings():
+    # A league with no stored episode yet (one just started, or every table failed):
+    # no entrant has a score, so the table is empty rather than a division by zero.
+    assert standings([]) == []
+    assert standings(iter(())) == []
+
+
 def test_head_to_head_counts_points_taken_per_deal_met():
     # Table 0, one episode of 10 deals with a, b, c: a took 3 points from b and b
     # took 1 from a: a vs b = (3 - 1) / 10 = +0.2 per deal, b vs a = -0.2.

@@ -69,6 +69,34 @@ def test_out_of_range_indexes_raise():
         kept[-2]
 
 
+class EqualToAnything:
+    def __eq__(self, other):
+        return True
+
+    __hash__ = None
+
+
+def test_a_history_equals_exactly_the_deals_in_its_window():
+    hands = ((1, 2), (3, 4))
+    d0, d1, d2 = (PastDeal(n, 1, (), 0, True, 1, hands, 1, 0) for n in range(3))
+    shared = [d0, d1, d2]
+    # The window of length 2 over [d0, d1, d2] holds d0 d1: equal to that tuple, and to
+    # another window of those deals over a different list, whatever lies past its end.
+    assert History(shared, 2) == (d0, d1)
+    assert History(shared, 2) == History([d0, d1])
+    assert hash(History(shared, 2)) == hash((d0, d1))
+    # Not equal to a window one shorter or one longer, nor to the same length of other deals.
+    assert History(shared, 2) != (d0,)
+    assert History(shared, 2) != (d0, d1, d2)
+    assert History(shared, 2) != History(shared, 3)
+    assert History(shared, 2) != (d0, d2)
+    # A list is not a tuple: it is compared as any other object, and is unequal.
+    assert History(shared, 2) != [d0, d1]
+    assert History() == ()
+    # An object it does not know decides for itself (History answers NotImplemented).
+    assert History(shared, 2) == EqualToAnything()
+
+
 @pytest.mark.parametrize("seed", [3, 11])
 def test_every_view_sees_the_same_history_packed_or_not(monkeypatch, seed):
     """A 30-deal table where deals are packed after 4: each view's history equals the

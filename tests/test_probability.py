@@ -10,7 +10,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from arena.probability import at_least, bid_probability, count, face_counts, tail_table
+from arena.probability import (
+    at_least,
+    bid_probability,
+    count,
+    face_counts,
+    tail_at,
+    tail_table,
+)
 
 SIXTH, TENTH = Fraction(1, 6), Fraction(1, 10)
 
@@ -65,6 +72,18 @@ def test_tail_table_is_at_least_for_every_k_and_decreasing():
     assert table == tuple(at_least(15, k, SIXTH) for k in range(17))
     assert table[0] == 1.0 and table[-1] == 0.0
     assert all(a > b for a, b in zip(table, table[1:], strict=False))
+
+
+def test_tail_at_reads_one_at_or_below_zero_and_zero_past_the_unseen_count():
+    # Two unseen dice, p = 1/6: the table is k = 0 .. 3,
+    # P(>= 0) = 1, P(>= 1) = 1 - (5/6)^2 = 11/36, P(>= 2) = (1/6)^2 = 1/36, P(>= 3) = 0.
+    table = tail_table(2, SIXTH)
+    assert table == (1.0, 11 / 36, 1 / 36, 0.0)
+    assert [tail_at(table, need) for need in (-5, -1, 0)] == [1.0, 1.0, 1.0]
+    assert tail_at(table, 1) == 11 / 36
+    assert tail_at(table, 2) == 1 / 36  # need == unseen: both dice must show it
+    # Past the unseen count no bid can be true: 3, 4 and far beyond all read 0.
+    assert [tail_at(table, need) for need in (3, 4, 40)] == [0.0, 0.0, 0.0]
 
 
 def test_bid_probability_conditions_on_the_own_hand_and_ones_are_not_wild():
