@@ -314,3 +314,34 @@ def test_sections_are_made_plain_as_the_strict_stdlib_round_trip_makes_them(sect
 def test_what_the_stdlib_refuses_fails_its_section_alone(section, error):
     plain = _plain_sections({"bad": section, "good": [1, 2]})
     assert plain["good"] == [1, 2] and plain["bad"].startswith(error)
+
+
+class FirstAndBids:
+    """A reporter whose section is the first record's type, the number of bids and of audit
+    lines; its pool adds the episodes' bid counts."""
+
+    @hookimpl
+    def register_audit_reporters(self, register):
+        register(
+            "first-and-bids",
+            lambda records: [
+                records[0]["type"],
+                sum(r["type"] == "bid" for r in records),
+                sum(r["type"] == "audit" for r in records),
+            ],
+            pool=lambda episodes: sum(e["audit"]["first-and-bids"][1] for e in episodes),
+        )
+
+
+def test_hook_register_audit_reporters(tmp_path):
+    # The section lands at results.audit[name]; the reporter sees the header first and the
+    # whole play (no audit lines); the pool gets each episode's results with its section.
+    with plugged(FirstAndBids(), "first_and_bids") as (host, info):
+        assert info.broken is None
+        reporter = host.registry.reporters["first-and-bids"]
+        results, records = run_episode(host, TABLE)
+        bids = sum(r["type"] == "bid" for r in records)
+        assert bids > 0
+        assert results.audit["first-and-bids"] == ["episode", bids, 0]
+        pooled = reporter.pool([results.to_json(), results.to_json()])
+    assert pooled == 2 * bids

@@ -13,14 +13,18 @@ import subprocess
 import sys
 from pathlib import Path
 
+import attrs
 import pytest
 import structlog.testing
 from plugins_for_tests import broken_register, duplicate_seat, misspelled, talk_and_audit
 from plugins_for_tests.harness import plugged
 from referee import replay
 
+from arena import hookimpl
+from arena.actions import Bid, Challenge
+from arena.modes import Mode
 from arena.plugins import REGISTRATION_HOOKS, UnknownName, load
-from arena.runner import EpisodeRequest, run_episode
+from arena.runner import EpisodeRequest, SetupError, run_episode
 from arena.sandbox.discovery import discover
 from arena.seats import SeatSpec
 
@@ -331,3 +335,76 @@ def test_a_distribution_with_unreadable_metadata_is_skipped_with_a_warning(tmp_p
     assert len(reasons) == 2
     assert reasons[0].startswith("UnicodeDecodeError: ")
     assert reasons[1] == "its metadata has no Name"
+
+
+# --- each registration hook, through a plugin -------------------------------------------------
+
+
+TRIPLES = Mode(name="triples", symbols=(1, 2, 3), hand_size=2)
+"""Three faces, two to a hand: nothing any first-party mode deals."""
+
+
+class Triples:
+    @hookimpl
+    def register_modes(self, register):
+        register(TRIPLES)
+
+
+def test_hook_register_modes():
+    # A registered mode is found by name and played: 3 seats of 2 symbols from {1, 2, 3},
+    # so 6 symbols on the table and bids of quantity 1..6 on faces 1..3.
+    with plugged(Triples(), "triples") as (host, info):
+        assert info.broken is None
+        assert host.registry.mode("triples") is TRIPLES
+        request = EpisodeRequest(mode="triples", seats=3, deals=2)
+        results, records = run_episode(host, request, environ={})
+    header = records[0]
+    assert (header["mode"], header["symbols"], header["handSize"]) == ("triples", [1, 2, 3], 2)
+    hands = [hand for r in records if r["type"] == "deal" for hand in r["hands"]]
+    assert len(hands) == 3 * 2
+    assert all(len(hand) == 2 and set(hand) <= {1, 2, 3} for hand in hands)
+    bids = [r for r in records if r["type"] == "bid"]
+    assert bids and all(1 <= r["quantity"] <= 6 and r["face"] in (1, 2, 3) for r in bids)
+    replay(records, results.to_json())
+
+
+class OpensAt:
+    """Opens ``ARG`` x 1 and challenges any standing bid."""
+
+    def __init__(self, context):
+        self.quantity = int(context.arg)
+
+    def decide(self, view):
+        return Challenge() if view.legal.can_challenge else Bid(self.quantity, 1)
+
+
+class OpeningSeats:
+    @hookimpl
+    def register_seats(self, register):
+        register("opens-at", OpensAt, description="opens ARG x 1", argument="the quantity")
+        register("challenger", lambda context: OpensAt(attrs.evolve(context, arg="1")))
+
+
+def test_hook_register_seats():
+    # Two deals at two seats: each seat opens one of them. opens-at:3 opens 3 x 1 (its
+    # argument); challenger opens 1 x 1; whoever faces a bid challenges it.
+    with plugged(OpeningSeats(), "opening_seats") as (host, info):
+        assert info.broken is None
+        seat = host.registry.seat("opens-at")
+        assert (seat.description, seat.argument, seat.stochastic) == (
+            "opens ARG x 1",
+            "the quantity",
+            False,
+        )
+        specs = (SeatSpec.parse("opens-at:3"), SeatSpec.parse("challenger"))
+        request = EpisodeRequest(seats=2, deals=2, seat_specs=specs)
+        results, records = run_episode(host, request, environ={})
+        # challenger declared no argument: a spec that gives it one is refused, not ignored.
+        refused = EpisodeRequest(seats=2, seat_specs=(SeatSpec.parse("challenger:9"),))
+        with pytest.raises(SetupError, match="seat 'challenger' takes no argument"):
+            run_episode(host, refused, environ={})
+    openings = {r["slot"]: (r["quantity"], r["face"]) for r in records if r["type"] == "bid"}
+    assert openings == {0: (3, 1), 1: (1, 1)}
+    assert [r["type"] for r in records].count("challenge") == 2
+    assert not any(r["fallback"] for r in records if r["type"] in ("bid", "challenge"))
+    replay(records, results.to_json())

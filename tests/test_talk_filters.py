@@ -12,9 +12,10 @@ import json
 
 import attrs
 import pytest
-from plugins_for_tests.harness import play_table
+from plugins_for_tests.harness import play_table, plugged
 from plugins_for_tests.seats import MinRaiser, Recording
 
+from arena import hookimpl
 from arena_plugins.dice import DICE
 from arena_plugins.talk_filters import TALK_CAP, cap_length, quote, strip_control
 
@@ -136,3 +137,32 @@ def test_a_line_that_is_all_invisible_is_not_published(host):
     bids = [r for r in records if r["type"] == "bid" and r["slot"] == 0]
     assert bids and all(r["published"] is None for r in bids)
     assert all(not view.talk for view in seats[1].views)
+
+
+# --- the hook ------------------------------------------------------------------------------------
+
+
+class Tagging:
+    """Three filters that each append their tag, and one that drops a line saying "drop"."""
+
+    @hookimpl
+    def register_talk_filters(self, register):
+        register("b-tag", lambda text, speaker: text + " b", order=5)
+        register("a-tag", lambda text, speaker: text + " a", order=5)
+        register("first", lambda text, speaker: None if text == "drop" else text + " 1", order=1)
+
+
+@pytest.mark.parametrize(("said", "published"), [("hi", "hi 1 a b"), ("drop", None)])
+def test_hook_register_talk_filters(said, published):
+    # Ascending order, then by name: "first" (order 1), then "a-tag" before "b-tag" (both 5).
+    # "hi" -> "hi 1" -> "hi 1 a" -> "hi 1 a b"; "drop" is dropped by the first filter, so
+    # nothing is published and no later filter sees it. (First-party filters blocked.)
+    with plugged(Tagging(), "tagging", {"ARENA_BLOCK_PLUGINS": "talk_filters"}) as (host, info):
+        assert info.broken is None
+        assert [f.name for f in host.registry.ordered_talk_filters()] == ["first", "a-tag", "b-tag"]
+        _, records = play_table(
+            [talker(said), MinRaiser()], DICE, talk=True, talk_filters=in_order(host)
+        )
+    bids = [r for r in records if r["type"] == "bid" and r["slot"] == 0]
+    assert bids
+    assert all(r["say"] == said and r["published"] == published for r in bids)
