@@ -38,6 +38,7 @@ COMMANDS = {
     "play": "play",
     "serve": "serve",
     "league": "league",
+    "compare": "compare",
     "audit": "audit",
     "check": "check",
     "replay": "replay",

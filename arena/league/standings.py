@@ -152,10 +152,14 @@ class Tables:
         return COVERED if tables >= self.fewest else TOO_FEW
 
     def ratio_ci(
-        self, numerator: np.ndarray, denominator: np.ndarray, bounds: tuple[float, float]
+        self,
+        numerator: np.ndarray,
+        denominator: np.ndarray,
+        bounds: tuple[float, float],
+        alpha: float = 0.05,
     ) -> tuple[np.ndarray, np.ndarray]:
-        """95% t-intervals of sum(numerator) / sum(denominator) per column (rows are tables,
-        clipped to ``bounds``), and how many tables each column's data came from.
+        """``1 - alpha`` t-intervals of sum(numerator) / sum(denominator) per column (rows are
+        tables, clipped to ``bounds``), and how many tables each column's data came from.
 
         A table where a column has no data (an entrant who did not sit there) is not one
         of its tables. The ratio R's residual at table g is e_g = y_g - R x_g; its
@@ -167,7 +171,7 @@ class Tables:
             ratio = numerator.sum(0) / denominator.sum(0)
             residual = np.where(present, numerator - ratio * denominator, 0.0)
             spread = np.sqrt(tables / (tables - 1) * (residual**2).sum(0))
-            half = stats.t.ppf(0.975, tables - 1) * spread / denominator.sum(0)
+            half = stats.t.ppf(1 - alpha / 2, tables - 1) * spread / denominator.sum(0)
         low, high = bounds
         # fewer than two tables: no spread to measure, so nothing is ruled out
         half = np.where(tables >= 2, half, np.inf)

@@ -1,0 +1,92 @@
+"""``arena compare A B``: a paired comparison of two seats (:mod:`arena.league.compare`).
+
+Prints A - B, its 95% interval, the tables played and their cost, and a one-line
+verdict; ``--json`` prints the figures as one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from arena.cli.options import add_table_options, bounded, seat_specs, table_request
+from arena.league.compare import DEFAULT_OPPONENTS, compare
+from arena.plugins import PluginHost
+from arena.seats import SeatSpec
+
+DEFAULT_TABLES = 20
+MAX_TABLES = 10_000
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "compare", help="is seat A better than seat B? a paired comparison on the same deals"
+    )
+    parser.add_argument(
+        "a", type=_one_seat, metavar="A", help="seat spec, e.g. bayes or claude:..."
+    )
+    parser.add_argument("b", type=_one_seat, metavar="B", help="seat spec to compare A against")
+    add_table_options(parser)
+    parser.add_argument(
+        "--opponents",
+        type=seat_specs,
+        default=list(DEFAULT_OPPONENTS),
+        metavar="SPEC,...",
+        help="the other seats, in turn (default bayes,pressure)",
+    )
+    parser.add_argument(
+        "--tables",
+        type=bounded(int, 2, MAX_TABLES),
+        default=DEFAULT_TABLES,
+        help=f"tables to draw, each played by A and by B; with --target-ci the most "
+        f"(2..{MAX_TABLES}, default {DEFAULT_TABLES})",
+    )
+    parser.add_argument(
+        "--target-ci",
+        type=bounded(float, above=0),
+        metavar="W",
+        help="stop after a round once the interval's half-width is at most W or it "
+        "excludes 0 (default: play all --tables)",
+    )
+    parser.add_argument(
+        "--seed", type=bounded(int, 0), default=0, help="master seed, >= 0 (default 0)"
+    )
+    parser.add_argument("--json", action="store_true", help="print JSON (default: text)")
+    parser.set_defaults(run=run)
+
+
+def _one_seat(text: str) -> SeatSpec:
+    specs = seat_specs(text)
+    if len(specs) != 1:
+        raise argparse.ArgumentTypeError(f"one seat spec, not {len(specs)}: {text!r}")
+    return specs[0]
+
+
+def run(args: argparse.Namespace, host: PluginHost) -> int:
+    result = compare(
+        host,
+        args.a,
+        args.b,
+        table_request(args),
+        opponents=args.opponents,
+        tables=args.tables,
+        target=args.target_ci,
+        seed=args.seed,
+    )
+    if args.json:
+        print(json.dumps(result.to_json()))
+        return 0
+    low, high = result.ci95
+    print(f"A = {result.a}, B = {result.b}")
+    print(f"A - B = {result.difference:+.4f}  95% interval [{low:+.4f}, {high:+.4f}]")
+    print(
+        f"{result.tables} tables, each played by A and by B ({2 * result.tables} episodes);"
+        f" cost ${result.usd:.4f}, {result.tokens:,} tokens; stopped: {result.stopped}"
+        + (
+            f" (each of up to {result.looks} looks at 95% / {result.looks})"
+            if result.looks > 1
+            else ""
+        )
+    )
+    print(result.verdict())
+    return 0

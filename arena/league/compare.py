@@ -1,0 +1,212 @@
+"""A paired comparison of two seats: is A better than B, by how much, and how sure are we?
+
+Each drawn table is played twice on the same seed, opponents and seating: once with
+A in the compared seat, once with B. The pair (A's table, B's twin) is the unit;
+the estimate is the mean over pairs of A's score minus B's, and its interval a
+t-interval on the pair differences with ``pairs - 1`` degrees of freedom
+(:meth:`arena.league.standings.Tables.ratio_ci` with equal weights, the one copy of
+the t-interval). Pairing cancels the deal's and the seat's luck, which both
+twins share; table t puts the compared seat at slot ``t % seats``, so every
+position is held as often as the others, as duplicate seating does.
+
+With a target the tables are played in rounds of ``seats`` pairs and looked at
+after each round; the comparison stops when the interval's half-width is at most
+the target or the interval excludes 0. Looking after every round and stopping
+at a favourable look would make a plain 95% interval cover less than 95%. So
+the cap bounds the looks (``K = ceil(tables / seats)`` rounds) and each look's
+interval is drawn at level ``1 - 0.05 / K`` (Bonferroni over the looks): the
+chance that any look's interval misses is at most 0.05, so the interval at
+whichever look stops covers at least 95%. bench/stopping.py measures it.
+Without a target there is one look, at 95%.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable, Mapping, Sequence
+
+import attrs
+import numpy as np
+
+from arena import seeding
+from arena.league.config import Entrant, LeagueError, LeagueSpec
+from arena.league.cost import TOKEN_KINDS, price_of, seat_tokens
+from arena.league.run import check_league, model_of
+from arena.league.standings import Tables
+from arena.plugins import PluginHost
+from arena.runner import EpisodeRequest, run_episode
+from arena.seats import SeatSpec
+
+COMPARE = 5
+"""Seed-stream domain of a comparison's table seeds (see arena.seeding)."""
+ALPHA = 0.05
+DIFFERENCE_RANGE = (-1.0, 1.0)
+"""A score lies in [0, 1] (rules.md), so a difference of two lies in [-1, 1]."""
+DEFAULT_OPPONENTS = (SeatSpec("bayes"), SeatSpec("pressure"))
+
+
+@attrs.frozen
+class Pair:
+    """One drawn table played by A and by its twin played by B."""
+
+    table: int
+    slot: int
+    """The compared seat."""
+    a_score: float
+    b_score: float
+    usd: float
+    """What both episodes' model calls cost, every seat's."""
+    tokens: int
+
+
+@attrs.frozen
+class Comparison:
+    """A - B over the pairs played, with the interval at the look that stopped it."""
+
+    a: str
+    b: str
+    pairs: tuple[Pair, ...]
+    difference: float
+    ci95: tuple[float, float]
+    looks: int
+    """The most looks the cap allows; each look's interval is at level 1 - 0.05 / looks."""
+    target: float | None
+    stopped: str
+    """``target`` (half-width reached), ``excludes 0``, or ``cap`` (tables all played)."""
+
+    @property
+    def tables(self) -> int:
+        return len(self.pairs)
+
+    @property
+    def usd(self) -> float:
+        return sum(p.usd for p in self.pairs)
+
+    @property
+    def tokens(self) -> int:
+        return sum(p.tokens for p in self.pairs)
+
+    @property
+    def half_width(self) -> float:
+        return (self.ci95[1] - self.ci95[0]) / 2
+
+    def verdict(self) -> str:
+        low, high = self.ci95
+        if low > 0:
+            return "A is better"
+        if high < 0:
+            return "B is better"
+        # the true difference lies in [low, high], which holds 0: it is no larger than this
+        return f"no difference larger than {max(-low, high):.3f}"
+
+    def to_json(self) -> dict:
+        return {
+            "a": self.a,
+            "b": self.b,
+            "tables": self.tables,
+            "difference": self.difference,
+            "ci95": list(self.ci95),
+            "cost": self.usd,
+        }
+
+
+def paired_interval(differences: Sequence[float], alpha: float = ALPHA) -> tuple[float, float]:
+    """The ``1 - alpha`` t-interval of the mean of ``differences`` (one per pair)."""
+    values = np.asarray(differences, dtype=float)[:, None]
+    ci, _ = Tables(range(len(values))).ratio_ci(
+        values, np.ones_like(values), DIFFERENCE_RANGE, alpha
+    )
+    return float(ci[0, 0]), float(ci[0, 1])
+
+
+def looks_allowed(tables: int, seats: int, target: float | None) -> int:
+    """How many times the comparison may look: once per round of ``seats`` tables."""
+    return math.ceil(tables / seats) if target is not None else 1
+
+
+def compare(
+    host: PluginHost,
+    a: SeatSpec,
+    b: SeatSpec,
+    table: EpisodeRequest,
+    opponents: Sequence[SeatSpec] = DEFAULT_OPPONENTS,
+    tables: int = 20,
+    target: float | None = None,
+    seed: int = 0,
+    environ: Mapping[str, str] = os.environ,
+    progress: Callable[[Comparison], None] = lambda comparison: None,
+) -> Comparison:
+    """Play pairs until the target is met or ``tables`` pairs are played."""
+    if not opponents:
+        raise LeagueError("a comparison needs at least one opponent")
+    if table.seats < 2:
+        raise LeagueError("a comparison needs a table of two seats or more")
+    entrants = (Entrant("A", a), Entrant("B", b)) + tuple(
+        Entrant(f"opponent {i + 1}", spec) for i, spec in enumerate(opponents)
+    )
+    # the league's checks: names known, no human, a key for Claude seats, a price per model
+    check_league(
+        LeagueSpec(entrants, tables=tables, table=table, allow_repeat=True), host, False, environ
+    )
+    looks = looks_allowed(tables, table.seats, target)
+    round_size = table.seats if target is not None else tables
+    pairs: list[Pair] = []
+    while True:
+        for index in range(len(pairs), min(tables, len(pairs) + round_size)):
+            pairs.append(_play_pair(host, a, b, opponents, table, seed, index, environ))
+        result = _summary(str(a), str(b), pairs, looks, target)
+        progress(result)
+        if result.stopped != "cap" or len(pairs) >= tables:
+            return result
+
+
+def _summary(a: str, b: str, pairs: list[Pair], looks: int, target: float | None) -> Comparison:
+    differences = [p.a_score - p.b_score for p in pairs]
+    low, high = paired_interval(differences, ALPHA / looks)
+    stopped = "cap"
+    if target is not None and len(pairs) >= 2:
+        if (high - low) / 2 <= target:
+            stopped = "target"
+        elif low > 0 or high < 0:
+            stopped = "excludes 0"
+    return Comparison(
+        a, b, tuple(pairs), float(np.mean(differences)), (low, high), looks, target, stopped
+    )
+
+
+def seating(
+    subject: SeatSpec, opponents: Sequence[SeatSpec], seats: int, table: int
+) -> tuple[int, tuple[SeatSpec, ...]]:
+    """Table ``table``'s compared slot and its seats: the opponents in turn, the subject at
+    slot ``table % seats``."""
+    slot = table % seats
+    others = [opponents[i % len(opponents)] for i in range(seats - 1)]
+    return slot, tuple(others[:slot] + [subject] + others[slot:])
+
+
+def _play_pair(
+    host: PluginHost,
+    a: SeatSpec,
+    b: SeatSpec,
+    opponents: Sequence[SeatSpec],
+    table: EpisodeRequest,
+    seed: int,
+    index: int,
+    environ: Mapping[str, str],
+) -> Pair:
+    episode_seed = int(seeding.stream(seed, COMPARE, index).integers(2**62))
+    scores, usd, tokens = [], 0.0, 0
+    for subject in (a, b):
+        slot, specs = seating(subject, opponents, table.seats, index)
+        request = attrs.evolve(table, seed=episode_seed, seat_specs=specs)
+        results = run_episode(host, request)[0].to_json()
+        for seat in results["seats"]:
+            if seat["slot"] == slot:
+                scores.append(seat["score"])
+            counts = seat_tokens(seat)
+            model = model_of(specs[seat["slot"]], environ)
+            price = price_of(model, {}) if model is not None else None
+            usd += price.usd(counts) if price else 0.0
+            tokens += sum(counts[kind] for kind in TOKEN_KINDS)
+    return Pair(index, index % table.seats, scores[0], scores[1], usd, tokens)
