@@ -28,16 +28,30 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import attrs
 import pluggy
 
 from arena import hookspecs, logs
+from arena.registry import (
+    LOCAL,
+    DuplicateName,
+    PluginInfo,
+    Registry,
+    Reporter,
+    ReservedName,
+    SeatType,
+    TalkFilter,
+    UnknownName,
+    one_line,
+    put,
+    refusal,
+    source_of,
+)
 from arena.sandbox.discovery import (
     ENTRY_POINT_GROUP,
     FIRST_PARTY_DISTRIBUTION,
-    WITHHELD,
     Distribution,
     discover,
 )
@@ -45,11 +59,22 @@ from arena.sandbox.policy import SandboxPolicy, canonical_name
 
 if TYPE_CHECKING:  # a sandbox worker imports this module: no modes, no numpy
     from arena.modes import Mode
-    from arena.sandbox.protocol import WorkerCode
 
-__all__ = ["ENTRY_POINT_GROUP", "FIRST_PARTY_DISTRIBUTION", "load", "new_host"]
-LOCAL = {"distribution": "local", "version": "", "isolation": "in-process"}
-"""Provenance of a plugin registered by hand (tests, the conformance kit)."""
+__all__ = [  # the registry's names, re-exported for the many readers that import them here
+    "ENTRY_POINT_GROUP",
+    "FIRST_PARTY_DISTRIBUTION",
+    "DuplicateName",
+    "PluginInfo",
+    "Registry",
+    "Reporter",
+    "ReservedName",
+    "SeatType",
+    "TalkFilter",
+    "UnknownName",
+    "load",
+    "new_host",
+    "one_line",
+]
 REGISTRATION_HOOKS = (
     "register_modes",
     "register_seats",
@@ -57,172 +82,12 @@ REGISTRATION_HOOKS = (
     "register_audit_reporters",
 )
 
-log = logs.get_logger(__name__)
-
-
-class UnknownName(LookupError):
-    """A mode, seat, filter or reporter name nobody registered."""
-
-
-class DuplicateName(ValueError):
-    """Two plugins registered the same name."""
-
-
-class ReservedName(DuplicateName):
-    """A third party registered a name this project's own plugins hold."""
-
-
-@attrs.frozen
-class PluginInfo:
-    """One entry point as ``arena plugins`` reports it."""
-
-    name: str
-    distribution: str | None
-    version: str | None
-    hooks: tuple[str, ...] = ()
-    broken: str | None = None
-    """Why it was skipped, or ``None`` when it loaded."""
-    isolation: str = "in-process"
-    """Where its code runs: ``in-process``, ``bwrap`` or ``process``."""
-    refused: tuple[str, ...] = ()
-    """Registrations refused (a reserved name), one line each."""
-    modes: tuple[dict, ...] = ()
-    """Modes an untrusted distribution declares: listed as data, not played without --trust."""
-    selection: str = "loaded"
-    """``loaded``, ``essential``, ``allowed``, or a key of :data:`WITHHELD`: never imported."""
-    dropped: tuple[str, ...] = ()
-    """Names it registered before it broke, withdrawn with it."""
-
-    @property
-    def withheld(self) -> str | None:
-        """Why the user's selection kept it from loading, or ``None``."""
-        return WITHHELD.get(self.selection)
-
-    def unavailable(self) -> str | None:
-        """Why it provides nothing (withheld or broken), as one line naming it, or ``None``."""
-        why = self.withheld or (f"broken: {self.broken}" if self.broken else None)
-        where = f" ({self.distribution} {self.version})" if self.distribution else ""
-        return f"plugin {self.name!r}{where} is {why}" if why else None
-
-    @property
-    def trust(self) -> str:
-        """``first-party``; ``local`` (registered by hand, in-process); ``trusted`` (a third
-        party the user let in-process); or ``third-party``, sandboxed (:mod:`arena.sandbox`)."""
-        if self.distribution is None:
-            return "local"
-        if self.distribution == FIRST_PARTY_DISTRIBUTION:
-            return "first-party"
-        return "trusted" if self.isolation == "in-process" else "third-party"
-
-
-@attrs.frozen
-class SeatType:
-    name: str
-    factory: Callable[..., Any] | None
-    """Builds the seat in this process; ``None`` for a seat that lives in a worker."""
-    description: str = ""
-    stochastic: bool = False
-    source: str = ""
-    argument: str | None = None
-    """What the ``name:ARG`` part means, or ``None``: the seat takes no argument."""
-    provenance: dict[str, str] = LOCAL
-    """``distribution``, ``version`` and ``isolation``, as the log and results record them."""
-    code: WorkerCode | None = None
-    """What its worker imports, for a seat that lives in a worker."""
-
-    @property
-    def sandboxed(self) -> bool:
-        return self.factory is None
-
-
-@attrs.frozen
-class TalkFilter:
-    name: str
-    apply: Callable[[str, int], str | None]
-    order: int = 100
-    source: str = ""
-    provenance: dict[str, str] = LOCAL
-
-
-@attrs.frozen
-class Reporter:
-    name: str
-    report: Callable[[list[dict]], Any]
-    source: str = ""
-    pool: Callable[[list[dict]], Any] | None = None
-    """``pool(episodes)``: the section over many episodes' results (``arena audit A B``)."""
-    provenance: dict[str, str] = LOCAL
-
-
-@attrs.define
-class Registry:
-    """Everything the loaded plugins registered, by stable name."""
-
-    modes: dict[str, tuple[Mode, str]] = attrs.Factory(dict)
-    seats: dict[str, SeatType] = attrs.Factory(dict)
-    talk_filters: dict[str, TalkFilter] = attrs.Factory(dict)
-    reporters: dict[str, Reporter] = attrs.Factory(dict)
-
-    def mode(self, name: str) -> Mode:
-        return self._lookup(self.modes, name, "mode")[0]
-
-    ambiguous: dict[str, list[str]] = attrs.Factory(dict)
-    """Bare names two third parties registered, to their ``DIST:NAME`` forms."""
-    withheld: dict[str, str] = attrs.Factory(dict)
-    """Names nobody provides, and why: a refused registration's name, and the name of an
-    entry point that was withheld or broken (what it would have registered is unknown,
-    and its own name is what a user most likely asks for)."""
-    broken: list[str] = attrs.Factory(list)
-    """Why each broken plugin is broken: any unknown name may be one of theirs."""
-    sources: dict[str, dict[str, str]] = attrs.Factory(dict)
-    """Each plugin's provenance by its name (a mode's entry holds only its plugin's name)."""
-
-    def seat(self, name: str) -> SeatType:
-        if name in self.ambiguous:
-            raise UnknownName(
-                f"seat {name!r} is registered by several distributions; "
-                f"name one of: {', '.join(self.ambiguous[name])}"
-            )
-        return self._lookup(self.seats, name, "seat")
-
-    def _lookup(self, table: dict, name: str, kind: str):
-        if name in table:
-            return table[name]
-        if name in self.withheld:
-            raise UnknownName(f"{kind} {name!r} is unavailable: {self.withheld[name]}")
-        known = ", ".join(sorted(table)) or "none installed"
-        broken = f"; broken, providing nothing: {'; '.join(self.broken)}" if self.broken else ""
-        raise UnknownName(f"unknown {kind} {name!r} (known: {known}){broken}")
-
-    def provenance_of(self, value: Any) -> dict[str, str]:
-        """Who registered a table's ``value``: its own provenance, or a mode's plugin's."""
-        if hasattr(value, "provenance"):
-            return value.provenance
-        return self.sources.get(_source_of(value), LOCAL)
-
-    def withhold(self, name: str, why: str) -> None:
-        """Remember why ``name`` is not available; the first reason given stands."""
-        self.withheld.setdefault(name, why)
-
-    def seat_for(self, spec):
-        """The seat type and plain spec of ``spec``, which may be ``DIST:NAME[:ARG]``."""
-        if spec.name not in self.seats and spec.arg and spec.name not in self.ambiguous:
-            name, sep, arg = spec.arg.partition(":")
-            qualified = f"{spec.name}:{name}"
-            if qualified in self.seats:
-                return self.seats[qualified], attrs.evolve(spec, arg=arg if sep else None)
-        return self.seat(spec.name), spec
-
-    def ordered_talk_filters(self) -> list[TalkFilter]:
-        return sorted(self.talk_filters.values(), key=lambda f: (f.order, f.name))
-
 
 @attrs.define
 class PluginHost:
     """The plugin manager plus what it loaded and registered."""
 
     manager: pluggy.PluginManager
-    plugins: list[PluginInfo] = attrs.Factory(list)
     registry: Registry = attrs.Factory(Registry)
     policy: SandboxPolicy | None = None
     """The sandbox settings, fixed before any third-party code ran; ``None`` in a worker."""
@@ -250,13 +115,13 @@ class PluginHost:
             self.manager.check_pending()
         except Exception as exc:  # a hostile or broken plugin must not stop the host
             dropped = self._drop(plugin, name, one_line(exc))
-            return self._record(listed(broken=one_line(exc), dropped=dropped))
+            return self.registry.record(listed(broken=one_line(exc), dropped=dropped))
         try:
             hooks = self._collect(name, provenance)
         except (Exception, SystemExit) as exc:
             dropped = self._drop(plugin, name, one_line(exc))
-            return self._record(listed(broken=one_line(exc), dropped=dropped))
-        return self._record(listed(hooks=hooks))
+            return self.registry.record(listed(broken=one_line(exc), dropped=dropped))
+        return self.registry.record(listed(hooks=hooks))
 
     def _collect(self, name: str, provenance: dict[str, str]) -> tuple[str, ...]:
         found = []
@@ -271,19 +136,19 @@ class PluginHost:
         reg = self.registry
 
         def register_mode(mode: Mode) -> None:
-            _put(reg.modes, mode.name, (mode, source), source)
+            put(reg.modes, mode.name, (mode, source), source)
 
         def register_seat(name, factory, description="", stochastic=False, argument=None) -> None:
             seat = SeatType(
                 name, factory, description, stochastic, source, argument, provenance=provenance
             )
-            _put(reg.seats, name, seat, source)
+            put(reg.seats, name, seat, source)
 
         def register_talk_filter(name, apply, order=100) -> None:
-            _put(reg.talk_filters, name, TalkFilter(name, apply, order, source, provenance), source)
+            put(reg.talk_filters, name, TalkFilter(name, apply, order, source, provenance), source)
 
         def register_reporter(name, report, pool=None) -> None:
-            _put(reg.reporters, name, Reporter(name, report, source, pool, provenance), source)
+            put(reg.reporters, name, Reporter(name, report, source, pool, provenance), source)
 
         return {
             "register_modes": register_mode,
@@ -299,21 +164,15 @@ class PluginHost:
             self.manager.unregister(plugin)
         registry, dropped = self.registry, []
         for table in (registry.modes, registry.seats, registry.talk_filters, registry.reporters):
-            for key in [k for k, v in table.items() if _source_of(v) == name]:
+            for key in [k for k, v in table.items() if source_of(v) == name]:
                 del table[key]
                 registry.withhold(key, refusal(name, why))
                 dropped.append(key)
         return tuple(dropped)
 
-    def _record(self, info: PluginInfo) -> PluginInfo:
-        why = info.unavailable()
-        if why:
-            self.registry.withhold(info.name, why)
-        if info.broken:
-            log.warning("plugin skipped", plugin=info.name, reason=info.broken)
-            self.registry.broken.append(why)
-        self.plugins.append(info)
-        return info
+    @property
+    def plugins(self) -> list[PluginInfo]:
+        return self.registry.plugins
 
 
 def new_host() -> PluginHost:
@@ -353,7 +212,7 @@ def load(
                 plugin = ep.load()
             except BaseException as exc:  # noqa: BLE001 - even SystemExit: report, go on
                 broken = one_line(exc)
-                host._record(PluginInfo(ep.name, dist.name, dist.version, broken=broken,
+                host.registry.record(PluginInfo(ep.name, dist.name, dist.version, broken=broken,
                                         selection=selection))  # fmt: skip
                 continue
             host.add(plugin, ep.name, dist.name, dist.version, selection)
@@ -363,54 +222,12 @@ def load(
 
     described = describe_all(host.policy, untrusted, environ)
     for dist in untrusted:
-        sandboxed_plugins(host, dist, described[dist.name])
+        sandboxed_plugins(host.registry, host.policy, dist, described[dist.name])
         _record_withheld(host, dist, host.policy.isolation)
     return host
 
 
 def _record_withheld(host: PluginHost, dist: Distribution, isolation: str) -> None:
     for ep, selection in dist.withheld:
-        host._record(PluginInfo(ep.name, dist.name, dist.version, isolation=isolation,
+        host.registry.record(PluginInfo(ep.name, dist.name, dist.version, isolation=isolation,
                                 selection=selection))  # fmt: skip
-
-
-def put_third_party(registry: Registry, table: dict, name: str, value: Any, dist: str) -> None:
-    """Register an untrusted distribution's ``name``: reserved names refused, clashes qualified."""
-    holder = registry.provenance_of(table[name]) if name in table else None
-    if holder is not None and holder["distribution"] == dist:
-        raise DuplicateName(
-            f"{name!r} is registered by both {_source_of(table[name])!r} and "
-            f"{_source_of(value)!r} of {dist!r}"
-        )
-    if holder is not None:
-        held = holder["distribution"]
-        if held in (FIRST_PARTY_DISTRIBUTION, "local") or holder["isolation"] == "in-process":
-            raise ReservedName(f"{name!r} is reserved by {held!r}; {dist!r} may not register it")
-        registry.ambiguous[name] = [f"{held}:{name}"]
-        table[f"{held}:{name}"] = table.pop(name)
-    if name in registry.ambiguous:
-        registry.ambiguous[name].append(f"{dist}:{name}")
-        name = f"{dist}:{name}"
-    table[name] = value
-
-
-def _put(table: dict, name: str, value: Any, source: str) -> None:
-    if name in table:
-        raise DuplicateName(
-            f"{name!r} is registered by both {_source_of(table[name])!r} and {source!r}"
-        )
-    table[name] = value
-
-
-def _source_of(value: Any) -> str:
-    return value[1] if isinstance(value, tuple) else value.source
-
-
-def refusal(plugin: str, why: str) -> str:
-    """Why a name ``plugin`` registered is not available, as a lookup of it says."""
-    return f"plugin {plugin!r} was refused: {why}"
-
-
-def one_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0] if text else ''}".rstrip(": ")

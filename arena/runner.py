@@ -36,7 +36,6 @@ from arena.rules import DEFAULT_MAX_BIDS, TableRules
 from arena.sandbox.remote import SandboxedSeat, WorkerFailed
 from arena.sandbox.views import mode_to_json
 from arena.seats import Seat, SeatContext, SeatSpec, SeatUnavailable
-from arena_plugins.scripted import bayes as bayes_baseline
 
 log = get_logger(__name__)
 
@@ -169,7 +168,7 @@ def run_episode(
 
                 engine = CompiledEngine(config, seats, policies, event_log, provenance, on_deals)
             else:
-                fallbacks = Fallbacks(config)
+                fallbacks = Fallbacks(config, registry.fallback())
                 event_log.keep_made()
                 if on_deals is not None:
                     event_log.follow_writes(_narrator(on_deals))
@@ -385,8 +384,9 @@ class Fallbacks(Sequence[Seat]):
     building a seat's stream is a fixed cost every short episode would pay.
     """
 
-    def __init__(self, config: EpisodeConfig):
+    def __init__(self, config: EpisodeConfig, factory: Callable[[SeatContext], Seat]):
         self.config = config
+        self.factory = factory
         self._built: dict[int, Seat] = {}
 
     def __len__(self) -> int:
@@ -397,11 +397,8 @@ class Fallbacks(Sequence[Seat]):
             raise IndexError(slot)
         seat = self._built.get(slot)
         if seat is None:
-            seat = self._built[slot] = _fallback_seat(self.config, slot)
+            context = SeatContext.derive(
+                self.config.seed, slot, self.config.rules, seeding.FALLBACK
+            )
+            seat = self._built[slot] = self.factory(context)
         return seat
-
-
-def _fallback_seat(config: EpisodeConfig, slot: int):
-    """Rule 11's fallback seat of ``slot``."""
-    context = SeatContext.derive(config.seed, slot, config.rules, seeding.FALLBACK)
-    return bayes_baseline(context)

@@ -30,9 +30,9 @@ from pathlib import Path
 import attrs
 
 from arena.logs import get_logger
-from arena.plugins import (
-    PluginHost,
+from arena.registry import (
     PluginInfo,
+    Registry,
     Reporter,
     SeatType,
     TalkFilter,
@@ -202,16 +202,16 @@ def _installed_files(dist: Distribution) -> list | None:
     return files
 
 
-def sandboxed_plugins(host: PluginHost, dist: Distribution, described: list[dict]) -> None:
+def sandboxed_plugins(
+    registry: Registry, policy: SandboxPolicy, dist: Distribution, described: list[dict]
+) -> None:
     """Record what an untrusted distribution's entry points register, as stand-ins."""
-    policy = host.policy
     provenance = dist.provenance(policy.isolation)
-    registry = host.registry
     code = code_of(dist)
     for plugin in described:
         source, refused = plugin["name"], []
         registry.sources[source] = provenance
-        stand_ins = _stand_ins(host, code.only(source), source, provenance)
+        stand_ins = _stand_ins(registry, policy, code.only(source), source, provenance)
         # A mode declared wholly as data is played by the core's own code; one whose draw
         # or render is code stays listed, and plays only under --trust.
         data_modes = [m for m in plugin["modes"] if m.get("data")]
@@ -234,12 +234,13 @@ def sandboxed_plugins(host: PluginHost, dist: Distribution, described: list[dict
             source, dist.name, dist.version, tuple(plugin["hooks"]), plugin["broken"],
             policy.isolation, tuple(refused), code_modes, dist.statuses.get(source, "loaded"),
         )  # fmt: skip
-        host._record(info)
+        registry.record(info)
 
 
-def _stand_ins(host: PluginHost, code: WorkerCode, source: str, provenance: dict) -> dict:
+def _stand_ins(
+    registry: Registry, policy: SandboxPolicy, code: WorkerCode, source: str, provenance: dict
+) -> dict:
     """Per kind in a worker's description: the registry table, and the stand-in for one entry."""
-    registry, policy = host.registry, host.policy
     return {
         "seats": (registry.seats, lambda d: SeatType(
             d["name"], None, d["description"], d["stochastic"], source, d.get("argument"),

@@ -153,7 +153,9 @@ def _import(host: PluginHost, code: WorkerCode, name: str, value: str) -> Plugin
         if qualname:
             target = functools.reduce(getattr, qualname.strip().split("."), target)
     except BaseException as exc:  # noqa: BLE001 - an exit at import is a broken plugin too
-        return host._record(PluginInfo(name, code.distribution, code.version, broken=one_line(exc)))
+        return host.registry.record(
+            PluginInfo(name, code.distribution, code.version, broken=one_line(exc))
+        )
     if code.factory:
         return host.add(_OneSeat(name, target), name)
     return host.add(target, name, code.distribution, code.version)
