@@ -22,14 +22,14 @@ from genai_prices import Usage, calc_price
 from league_runs import play
 from messages_server import Fail, MessagesServer, table_player, text
 
+from arena import limits as limiter
 from arena.league.config import Budget, Entrant, LeagueError, LeagueSpec
 from arena.league.report import league_report
 from arena.league.store import episode_log_text, open_read_only
+from arena.limits import Limiter, Limits
 from arena.runner import EpisodeRequest
 from arena.seats import SeatSpec
-from arena_plugins.claude import limiter
 from arena_plugins.claude.client import create_message, make_client
-from arena_plugins.claude.limiter import Limiter, Limits
 from arena_plugins.claude.settings import RetryBounds
 
 ENTRANTS = (

@@ -25,9 +25,9 @@ import pytest
 from arena.league.config import Entrant, LeagueSpec
 from arena.league.executors import RETRIES, Processes, Serial, WorkerFailed
 from arena.league.schedule import fixtures
+from arena.limits import Limits
 from arena.runner import EpisodeRequest, SetupError
 from arena.seats import SeatSpec
-from arena_plugins.claude.limiter import Limits
 
 # 16 episodes of 200 deals on the Python engine, about half a second each here: long
 # enough that a worker is killed mid-table (the compiled engine would be done at once).

@@ -275,7 +275,7 @@ from arena.league.executors import Ray
 from arena.league.schedule import fixtures
 from arena.runner import EpisodeRequest, SetupError
 from arena.seats import SeatSpec
-from arena_plugins.claude.limiter import Limits
+from arena.limits import Limits
 
 spec = LeagueSpec(
     entrants=tuple(Entrant(s, SeatSpec.parse(s)) for s in ("bayes", "pressure", "random")),

@@ -21,10 +21,10 @@ import attrs
 from arena.engine import MAX_DEALS
 from arena.fast import ENGINES
 from arena.league.cost import RATE_KEYS, Price, override
+from arena.limits import Limits as ApiLimits
 from arena.rules import MAX_BIDS_CAP, MAX_SEATS, MIN_SEATS
 from arena.runner import EpisodeRequest
 from arena.seats import SeatSpec
-from arena_plugins.claude.limiter import Limits as ApiLimits
 from arena_plugins.claude.settings import SETTINGS as CLAUDE_SETTINGS
 
 if sys.version_info >= (3, 11):

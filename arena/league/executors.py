@@ -45,13 +45,13 @@ from collections.abc import Iterator
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
+from arena import limits as limiter
 from arena import logs
 from arena.league.schedule import Fixture
 from arena.league.store import challenge_points, compress_log, results_text
+from arena.limits import Limits
 from arena.plugins import PluginHost, load
 from arena.runner import run_episode
-from arena_plugins.claude import limiter
-from arena_plugins.claude.limiter import Limits
 
 log = logs.get_logger(__name__)
 LOOPBACK = "127.0.0.1"

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 
 import attrs
 
+from arena import limits as limiter
 from arena.league.config import LeagueError, LeagueSpec
 from arena.league.cost import TOKEN_KINDS, price_of, seat_tokens
 from arena.league.executors import Played, make_executor
@@ -23,7 +24,6 @@ from arena.league.store import LeagueStore, StoredEpisode, StoreError
 from arena.plugins import PluginHost
 from arena.runner import refuse_unwanted_arg
 from arena.seats import SeatSpec
-from arena_plugins.claude import limiter
 from arena_plugins.claude.settings import API_KEY_ENV, model_settings, parse_arg
 from arena_plugins.human import HUMAN
 

@@ -26,8 +26,8 @@ import anthropic
 import numpy as np
 import tenacity
 
+from arena.limits import LIMITER
 from arena.logs import get_logger
-from arena_plugins.claude.limiter import LIMITER
 from arena_plugins.claude.settings import RetryBounds
 
 log = get_logger(__name__)
@@ -137,7 +137,7 @@ def create_message(
 def _limited_create(
     client: anthropic.Anthropic, request: Mapping[str, Any]
 ) -> anthropic.types.Message:
-    """One request, under the league-wide limiter (:mod:`~arena_plugins.claude.limiter`)."""
+    """One request, under the league-wide limiter (:mod:`arena.limits`)."""
     with LIMITER.request() as used:
         message = client.messages.create(**request)
         usage = message.usage

@@ -1,4 +1,4 @@
-"""One league-wide limiter for every Claude seat in this process.
+"""One league-wide limiter for every seat in this process that calls a rate-limited API.
 
 Many tables in flight means many seats calling the API at once. Before each
 request a seat takes a slot here: at most ``max_in_flight`` requests at once,
