@@ -1,0 +1,144 @@
+"""``arena compare``: the paired interval by hand, the pairing, stopping, the CLI, Claude seats."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from claude_tables import api, offline  # noqa: F401  (offline autouse; api serves loopback)
+
+from arena.cli import main
+from arena.league.compare import compare, looks_allowed, paired_interval, seating
+from arena.league.config import LeagueError
+from arena.runner import EpisodeRequest
+from arena.seats import SeatSpec
+
+BAYES, RANDOM, PRESSURE = SeatSpec("bayes"), SeatSpec("random"), SeatSpec("pressure")
+TABLE = EpisodeRequest(deals=6)
+
+
+def test_paired_interval_by_hand():
+    # d = 0.1, 0.3, 0.2, 0.4: mean 0.25; deviations -0.15, 0.05, -0.05, 0.15, squares sum
+    # 0.05; s^2 = 0.05 / 3 = 0.016667, s = 0.129099; se = s / sqrt(4) = 0.064550.
+    # t(0.975, 3 df) = 3.182446 -> half = 0.205427 -> [0.044573, 0.455427].
+    low, high = paired_interval([0.1, 0.3, 0.2, 0.4])
+    assert low == pytest.approx(0.044573, abs=1e-6)
+    assert high == pytest.approx(0.455427, abs=1e-6)
+
+
+def test_paired_interval_at_a_bonferroni_look():
+    # The same pairs at one of two looks: alpha 0.05 / 2, t(0.9875, 3 df) = 4.176535,
+    # half = 4.176535 * 0.0645497 = 0.269594 -> [-0.019594, 0.519594]: now it holds 0.
+    low, high = paired_interval([0.1, 0.3, 0.2, 0.4], alpha=0.025)
+    assert low == pytest.approx(-0.019594, abs=1e-6)
+    assert high == pytest.approx(0.519594, abs=1e-6)
+
+
+def test_looks_are_rounds_of_seats_tables_under_the_cap():
+    # 20 tables in rounds of 4: 5 looks; 21 tables: a sixth, short round; no target: one look
+    assert looks_allowed(20, 4, 0.03) == 5
+    assert looks_allowed(21, 4, 0.03) == 6
+    assert looks_allowed(20, 4, None) == 1
+
+
+def test_seating_rotates_the_compared_seat_and_keeps_the_opponents():
+    # table 0: subject at slot 0, then bayes, pressure, bayes; table 6 of 4 seats: slot 2
+    assert seating(RANDOM, (BAYES, PRESSURE), 4, 0) == (0, (RANDOM, BAYES, PRESSURE, BAYES))
+    assert seating(RANDOM, (BAYES, PRESSURE), 4, 6) == (2, (BAYES, PRESSURE, RANDOM, BAYES))
+
+
+def test_bayes_beats_random(host):
+    result = compare(host, BAYES, RANDOM, TABLE, tables=8)
+    assert result.tables == 8
+    assert result.ci95[0] > 0
+    assert result.verdict() == "A is better"
+    assert result.stopped == "cap"
+
+
+def test_swapping_a_and_b_negates_the_difference(host):
+    # the twins are the same tables: B - A is exactly -(A - B), pair by pair
+    ab = compare(host, BAYES, RANDOM, TABLE, tables=4, seed=3)
+    ba = compare(host, RANDOM, BAYES, TABLE, tables=4, seed=3)
+    assert [p.a_score for p in ab.pairs] == [p.b_score for p in ba.pairs]
+    assert ba.difference == pytest.approx(-ab.difference)
+    assert ba.verdict() == "B is better"
+
+
+def test_bayes_against_itself_contains_zero(host):
+    result = compare(host, BAYES, BAYES, TABLE, tables=6)
+    assert result.ci95[0] <= 0 <= result.ci95[1]
+    assert result.verdict().startswith("no difference larger than")
+
+
+def test_target_stops_after_a_round_before_the_cap(host):
+    # bayes vs random differs by ~0.4 (test above), so a 0.2 target or "excludes 0" is met
+    # within a few rounds of 4 tables, well before the cap of 40
+    result = compare(host, BAYES, RANDOM, TABLE, tables=40, target=0.2)
+    assert result.stopped in ("target", "excludes 0")
+    assert result.tables % 4 == 0 and result.tables < 40
+    assert result.looks == 10  # 40 tables in rounds of 4: each look at 0.05 / 10
+
+
+def test_same_seed_same_pairs(host):
+    first = compare(host, PRESSURE, RANDOM, TABLE, tables=3, seed=9)
+    again = compare(host, PRESSURE, RANDOM, TABLE, tables=3, seed=9)
+    other = compare(host, PRESSURE, RANDOM, TABLE, tables=3, seed=10)
+    assert first == again
+    assert first.pairs != other.pairs
+
+
+def test_json_shape(capsys):
+    assert main(["compare", "bayes", "random", "--deals", "4", "--tables", "4", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert sorted(data) == ["a", "b", "ci95", "cost", "difference", "tables"]
+    assert (data["a"], data["b"], data["tables"], data["cost"]) == ("bayes", "random", 4, 0.0)
+    low, high = data["ci95"]
+    assert low <= data["difference"] <= high
+
+
+def test_text_output_names_the_verdict(capsys):
+    assert main(["compare", "bayes", "random", "--deals", "6", "--tables", "8"]) == 0
+    out = capsys.readouterr().out
+    assert "A - B = +" in out and "8 tables" in out
+    assert out.rstrip().endswith("A is better")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["compare", "bayes", "nosuch"],
+        ["compare", "bayes,random", "pressure"],
+        ["compare", "bayes", "random", "--tables", "1"],
+        ["compare", "bayes", "random", "--target-ci", "0"],
+        ["compare", "bayes", "random", "--target-ci", "nan"],
+        ["compare", "bayes", "random", "--opponents", "human"],
+        ["compare", "claude:honest", "bayes"],  # no key: Claude would be played by bayes
+        ["compare", "bayes"],
+    ],
+)
+def test_bad_input_is_one_line(argv, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        code = main(argv)
+        raise SystemExit(code)
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("arena: error: ") and err.count("\n") == 1
+
+
+def test_no_opponents_is_refused(host):
+    with pytest.raises(LeagueError, match="at least one opponent"):
+        compare(host, BAYES, RANDOM, TABLE, opponents=())
+
+
+@pytest.mark.usefixtures("api")
+def test_two_claude_prompts_on_the_loopback_api(host):
+    honest = SeatSpec.parse("claude:honest")
+    bluffer = SeatSpec.parse("claude:bluffer?model=claude-haiku-4-5")
+    table = EpisodeRequest(deals=2)
+    result = compare(host, honest, bluffer, table, tables=2)
+    assert result.tables == 2
+    assert result.tokens > 0 and result.usd > 0  # every decision was a priced API call
+    low, high = result.ci95
+    assert low <= result.difference <= high
+    against_bayes = compare(host, honest, BAYES, table, tables=2)
+    assert against_bayes.tokens > 0
