@@ -164,15 +164,21 @@ def compare(
 def _summary(a: str, b: str, pairs: list[Pair], looks: int, target: float | None) -> Comparison:
     differences = [p.a_score - p.b_score for p in pairs]
     low, high = paired_interval(differences, ALPHA / looks)
-    stopped = "cap"
-    if target is not None and len(pairs) >= 2:
-        if (high - low) / 2 <= target:
-            stopped = "target"
-        elif low > 0 or high < 0:
-            stopped = "excludes 0"
+    stopped = stop_reason(low, high, len(pairs), target)
     return Comparison(
         a, b, tuple(pairs), float(np.mean(differences)), (low, high), looks, target, stopped
     )
+
+
+def stop_reason(low: float, high: float, pairs: int, target: float | None) -> str:
+    """Why a look at interval [low, high] over ``pairs`` pairs stops (``cap``: it does not)."""
+    if target is None or pairs < 2:
+        return "cap"
+    if (high - low) / 2 <= target:
+        return "target"
+    if low > 0 or high < 0:
+        return "excludes 0"
+    return "cap"
 
 
 def seating(
