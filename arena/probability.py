@@ -14,10 +14,15 @@ face f when it shows f or shows w, so p = 2 / len(symbols) for every face but
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from fractions import Fraction
-from functools import lru_cache
+from functools import cache, lru_cache
 from math import comb
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from arena.rules import TableRules
 
 
 @lru_cache(maxsize=4096)
@@ -90,3 +95,23 @@ def tail_at(table: Sequence[float], need: int) -> float:
     """A :func:`tail_table`'s P(at least ``need``): its first entry (1) at or below 0,
     its last (0) past ``unseen``."""
     return table[min(max(need, 0), len(table) - 1)]
+
+
+@cache
+def likelihoods(rules: TableRules) -> tuple[dict[int, dict[int, float]], dict[int, int]]:
+    """A table's bid likelihoods, the same for every seat at it (read-only):
+
+    - ``chance``: P(the bid is true) by face, then by need = quantity - own count, for
+      every bid a table allows (faces of equal probability share one table);
+    - ``expected``: the unseen symbols' expected share of each face, which an opening
+      bid adds.
+    """
+    mode = rules.mode
+    needs = range(1 - mode.hand_size, rules.max_quantity + 1)
+    by_p = {}
+    for p in {mode.face_p(face) for face in mode.symbols}:
+        tail = tail_table(rules.unseen, p)
+        by_p[p] = {need: tail_at(tail, need) for need in needs}
+    chance = {face: by_p[mode.face_p(face)] for face in mode.symbols}
+    expected = {face: math.floor(rules.unseen * mode.face_p(face)) for face in mode.symbols}
+    return chance, expected

@@ -44,6 +44,15 @@ class Colluder:
         # with nothing safe to bid, says Challenge, which we turn into a min raise.
         self.raiser = ScriptedSeat(context, attrs.evolve(BAYES, chal=0.0))
 
+    def compiled_spec(self):
+        """Its bayes line's numbers and stream, with its partners (docs/plugins.md)."""
+        from arena.fast.spec import COLLUDER  # only a compiled table asks
+
+        partners = sum(1 << slot for slot in self.partners)
+        return attrs.evolve(
+            self.bayes.compiled_spec(), kind=COLLUDER, partners=partners, call_below=CALL_BELOW
+        )
+
     def decide(self, view: SeatView) -> Action:
         standing = view.standing
         if standing is None or standing.slot not in self.partners:

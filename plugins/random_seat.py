@@ -15,6 +15,12 @@ class RandomSeat:
         self.rng = context.rng
         self.rules = context.rules
 
+    def compiled_spec(self):
+        """This seat as the compiled engine plays it (docs/plugins.md)."""
+        from arena.fast.spec import RANDOM, SeatSpec, stream_state  # only a compiled table asks
+
+        return SeatSpec(RANDOM, **stream_state(self.rng))
+
     def decide(self, view: SeatView) -> Action:
         ladder = self.rules.ladder
         first = view.legal.min_bid

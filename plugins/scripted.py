@@ -14,19 +14,19 @@ pads its chosen raise by one quantity whenever that stays legal; it does not
 pad its opening bid, which is not a raise.
 
 ``bayes`` is also rule 11's fallback and the no-credentials stand-in, which is
-why the core may import this module directly.
+why this entry point is essential: the registry always has it
+(:meth:`arena.registry.Registry.fallback`).
 """
 
 from __future__ import annotations
 
-import math
 from functools import cache
 
 import attrs
 
 from arena import hookimpl
 from arena.actions import Action, Bid, Challenge
-from arena.probability import face_counts, tail_at, tail_table
+from arena.probability import face_counts, likelihoods
 from arena.rules import StandingBid, TableRules
 from arena.seats import SeatContext
 from arena.view import PublicBid, SeatView
@@ -59,6 +59,15 @@ class ScriptedSeat:
         self.thresholds = thresholds
         self.chance, self.expected = likelihoods(self.rules)
         self.lowest = lowest_raises(self.rules)
+
+    def compiled_spec(self):
+        """This seat as the compiled engine plays it (docs/plugins.md)."""
+        from arena.fast.spec import SCRIPTED, SeatSpec, stream_state  # only a compiled table asks
+
+        line = self.thresholds
+        return SeatSpec(
+            SCRIPTED, **stream_state(self.rng), chal=line.chal, safe=line.safe, pad=line.pad
+        )
 
     def decide(self, view: SeatView) -> Action:
         return _action(self._pick(self._choices(view)))
@@ -126,26 +135,6 @@ class ScriptedSeat:
 
 def _action(choice: tuple[int, int] | None) -> Action:
     return CHALLENGE if choice is None else Bid(*choice)
-
-
-@cache
-def likelihoods(rules: TableRules) -> tuple[dict[int, dict[int, float]], dict[int, int]]:
-    """What a scripted seat looks up, the same for every seat at such a table (read-only):
-
-    - ``chance``: P(the bid is true) by face, then by need = quantity - own count, for
-      every bid a table allows (faces of equal probability share one table);
-    - ``expected``: the unseen symbols' expected share of each face, which an opening
-      bid adds.
-    """
-    mode = rules.mode
-    needs = range(1 - mode.hand_size, rules.max_quantity + 1)
-    by_p = {}
-    for p in {mode.face_p(face) for face in mode.symbols}:
-        tail = tail_table(rules.unseen, p)
-        by_p[p] = {need: tail_at(tail, need) for need in needs}
-    chance = {face: by_p[mode.face_p(face)] for face in mode.symbols}
-    expected = {face: math.floor(rules.unseen * mode.face_p(face)) for face in mode.symbols}
-    return chance, expected
 
 
 class LowestRaises(dict):

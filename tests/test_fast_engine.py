@@ -218,7 +218,7 @@ def test_auto_plays_scripted_tables_compiled_and_records_it(host):
     [
         ({"talk": True}, "talk is on"),
         ({"clock": 60.0}, "a clock is set"),
-        ({"seat_specs": (SeatSpec("claude", "honest"),)}, "seat 0 is not a first-party scripted"),
+        ({"seat_specs": (SeatSpec("claude", "honest"),)}, "seat 0 is not one the compiled"),
         ({"seat_specs": (SeatSpec("nash"),), "mode": "rung1", "seats": 2}, "seat 0 is not"),
     ],
 )

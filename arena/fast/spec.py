@@ -2,10 +2,10 @@
 
 Every figure the C table uses comes from the same Python it replaces: the ladder and
 ranks from :class:`~arena.rules.TableRules`, the likelihoods and opening shares from
-the scripted seats' own :func:`~arena_plugins.scripted.likelihoods`, the soft-play
+:func:`~arena.probability.likelihoods` (what the scripted seats look up), the soft-play
 audit's worth of each facing from :func:`~arena_plugins.softplay.face_worths`, each seat's
-thresholds and stream state from the built seat and the deal stream from
-:class:`~arena.seeding.DealStreams`.
+kind, numbers and stream state from what the built seat declares (its ``compiled_spec()``,
+see docs/plugins.md) and the deal stream from :class:`~arena.seeding.DealStreams`.
 The C side only replays the decisions, so a change to a baseline's numbers reaches
 both engines at once.
 """
@@ -18,13 +18,12 @@ import attrs
 
 from arena import seeding
 from arena.modes import WILD_ONES, _uniform_hand
+from arena.probability import likelihoods
 from arena.rules import TableRules
-from arena_plugins.colluder import CALL_BELOW, Colluder
-from arena_plugins.random_seat import RandomSeat
-from arena_plugins.scripted import ScriptedSeat, likelihoods
 from arena_plugins.softplay import face_worths
 
 SCRIPTED, RANDOM, COLLUDER = 0, 1, 2
+"""The policies the C table plays (table.c): a seat declares which it is."""
 MAX_SEATS, MAX_SYMBOLS, MAX_HAND = 8, 16, 16
 """What the C table's fixed arrays hold (table.h)."""
 
@@ -34,6 +33,8 @@ PCG64_MULT = 0x2360ED051FC65DA44385DF649FCCF645
 
 @attrs.frozen
 class SeatSpec:
+    """One seat as the C table plays it: what a seat's ``compiled_spec()`` returns."""
+
     kind: int
     rng_state: int
     rng_inc: int
@@ -85,8 +86,8 @@ def unsupported(rules: TableRules, seats) -> str | None:
     if not all(-(2**31) < symbol < 2**31 for symbol in mode.symbols):
         return f"mode {mode.name!r} has symbols past 32 bits"
     for slot, seat in enumerate(seats):
-        if type(seat) not in (ScriptedSeat, RandomSeat, Colluder):
-            return f"seat {slot} is not a first-party scripted seat"
+        if not callable(getattr(seat, "compiled_spec", None)):
+            return f"seat {slot} is not one the compiled engine plays (no compiled_spec)"
     return None
 
 
@@ -101,7 +102,7 @@ def table_spec(rules: TableRules, seed: int, order: tuple[int, ...], seats) -> T
         deal_inc=deal_bits["inc"],
         jump_mult=jump_mult,
         jump_add=deal_bits["inc"] * per_inc & _MASK128,
-        seat_specs=tuple(_seat_spec(seat) for seat in seats),
+        seat_specs=tuple(seat.compiled_spec() for seat in seats),
     )
 
 
@@ -154,22 +155,7 @@ _STRIDE_JUMP = lcg_jump(seeding.DealStreams.STRIDE, 1)
 so a stream's own jump adds ``inc`` times this one's."""
 
 
-def _seat_spec(seat) -> SeatSpec:
-    """A built seat's kind, numbers and stream state (a colluder's are its bayes line's)."""
-    if isinstance(seat, RandomSeat):
-        return SeatSpec(RANDOM, **_stream(seat.rng))
-    scripted = seat.bayes if isinstance(seat, Colluder) else seat
-    thresholds = scripted.thresholds
-    line = {"chal": thresholds.chal, "safe": thresholds.safe, "pad": thresholds.pad}
-    if isinstance(seat, Colluder):
-        partners = sum(1 << slot for slot in seat.partners)
-        return SeatSpec(
-            COLLUDER, **_stream(scripted.rng), **line, partners=partners, call_below=CALL_BELOW
-        )
-    return SeatSpec(SCRIPTED, **_stream(scripted.rng), **line)
-
-
-def _stream(rng) -> dict[str, int]:
+def stream_state(rng) -> dict[str, int]:
     """A seat generator's PCG64 state, as the C table takes it."""
     state = rng.bit_generator.state
     return {
