@@ -138,9 +138,18 @@ class PluginHost:
         def register_mode(mode: Mode) -> None:
             put(reg.modes, mode.name, (mode, source), source)
 
-        def register_seat(name, factory, description="", stochastic=False, argument=None) -> None:
+        def register_seat(
+            name, factory, description="", stochastic=False, argument=None, person=None
+        ) -> None:
             seat = SeatType(
-                name, factory, description, stochastic, source, argument, provenance=provenance
+                name,
+                factory,
+                description,
+                stochastic,
+                source,
+                argument,
+                provenance=provenance,
+                person=person,
             )
             put(reg.seats, name, seat, source)
 

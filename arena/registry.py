@@ -105,6 +105,10 @@ class SeatType:
     """``distribution``, ``version`` and ``isolation``, as the log and results record them."""
     code: WorkerCode | None = None
     """What its worker imports, for a seat that lives in a worker."""
+    person: Callable[..., Callable[[dict], None]] | None = None
+    """For a seat a person plays: ``person(mode, deals, viewer)`` makes the ``on_record``
+    feed that shows them the table at the terminal. Such a seat waits for a person, so a
+    league, which plays unattended, refuses it."""
 
     @property
     def sandboxed(self) -> bool:

@@ -26,9 +26,10 @@ import pytest
 from episode_strategies import CLOCK, Ending
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
+from plugins_for_tests.harness import plugged
 from referee import replay
 
-from arena import fast, seeding
+from arena import fast, hookimpl, seeding
 from arena.check import verify
 from arena.cli import main
 from arena.engine import EpisodeConfig
@@ -92,6 +93,7 @@ def scripted_requests(draw, kinds=COMPILED_SEATS):
     )
 
 
+@pytest.mark.slow
 @settings(max_examples=150)
 @given(request=scripted_requests())
 def test_compiled_logs_and_results_are_the_python_engines_bytes(host, tmp_path_factory, request):
@@ -104,6 +106,7 @@ def test_compiled_logs_and_results_are_the_python_engines_bytes(host, tmp_path_f
     replay(records, results.to_json())  # raises on any rule the referee sees broken
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("status", ["complete", "quit", "deadline"])
 @settings(max_examples=30)
 @given(
@@ -273,6 +276,7 @@ def test_a_league_file_may_choose_the_engine():
     assert league.table.engine == "python"
 
 
+@pytest.mark.slow
 def test_without_a_compiler_the_build_goes_on_with_a_notice(tmp_path):
     """``setup.py`` on a machine with no working C compiler (CC=false): the build succeeds,
     says in one line that the compiled engine was not built, and leaves no extension."""
@@ -295,6 +299,7 @@ def test_without_a_compiler_the_build_goes_on_with_a_notice(tmp_path):
     assert not list((copy / "arena" / "fast").glob("_compiled*.so"))
 
 
+@pytest.mark.slow
 def test_an_install_without_the_compiled_engine_plays_in_python_and_says_so_once(tmp_path):
     """The same CLI with the extension missing (as a compiler-less install leaves it):
     auto plays in Python with one notice line; compiled is refused in one line."""
@@ -340,3 +345,52 @@ def test_a_mode_with_symbols_past_32_bits_plays_in_python(host):
     assert fast.choose("auto", config, seats, watched=False) == "python"
     with pytest.raises(fast.EngineUnavailable, match="symbols past 32 bits"):
         fast.choose("compiled", config, seats, watched=False)
+
+
+class DeclaredBayes:
+    """A seat of a plugin's own that plays bayes and declares so (``compiled_spec``)."""
+
+    def __init__(self, context: SeatContext):
+        self.bayes = ScriptedSeat(context, BAYES)
+
+    def decide(self, view):
+        return self.bayes.decide(view)
+
+    def compiled_spec(self):
+        return self.bayes.compiled_spec()
+
+
+class UndeclaredBayes(DeclaredBayes):
+    """The same play, with no declaration: the compiled engine must not take it."""
+
+    compiled_spec = None
+
+
+class DeclaringPlugin:
+    @hookimpl
+    def register_seats(self, register):
+        register("declared", DeclaredBayes)
+        register("undeclared", UndeclaredBayes)
+
+
+def test_the_compiled_engine_plays_the_seats_that_declare_a_compiled_spec(host, tmp_path):
+    """What a seat declares is all the compiled engine goes by: not its class, not its
+    plugin. A declared seat plays compiled, byte for byte as the Python engine plays it
+    and as bayes plays (it is bayes, on the same seat streams: only the names differ);
+    the same seat undeclared plays in Python, and ``--engine compiled`` says which seat."""
+    with plugged(DeclaringPlugin(), "declaring") as (declaring, info):
+        assert info.broken is None
+        request = EpisodeRequest(seed=11, deals=24, seat_specs=(SeatSpec("declared"),) * 4)
+        played = play_both(declaring, request, tmp_path)
+        assert played["compiled"][0] == played["python"][0]
+        assert played["compiled"][4].engine == "compiled"
+        bayes = attrs.evolve(request, seat_specs=(SeatSpec("bayes"),) * 4, engine="compiled")
+        path = tmp_path / "bayes.jsonl"
+        run_episode(host, bayes, path, environ={})
+        # Past the header (names, provenance), every deal and the result are bayes's.
+        assert until_result(tmp_path / "compiled.jsonl")[1:] == until_result(path)[1:]
+        mixed = attrs.evolve(request, seat_specs=(SeatSpec("declared"), SeatSpec("undeclared")))
+        results, _ = run_episode(declaring, mixed, environ={})
+        assert results.engine == "python"
+        with pytest.raises(SetupError, match="seat 1 is not one the compiled engine plays"):
+            run_episode(declaring, attrs.evolve(mixed, engine="compiled"), environ={})

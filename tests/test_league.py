@@ -14,10 +14,13 @@ import structlog
 from hypothesis import given
 from hypothesis import strategies as st
 from league_runs import play
+from plugins_for_tests.harness import plugged
 
+from arena import hookimpl
 from arena.cli import main
 from arena.league.config import Entrant, LeagueError, LeagueSpec, league_from_mapping
 from arena.league.report import league_report
+from arena.league.run import check_league
 from arena.league.schedule import fixtures, schedule
 from arena.league.store import LeagueStore, StoreError
 from arena.runner import EpisodeRequest
@@ -347,3 +350,25 @@ def test_the_old_league_form_still_runs_and_show_reads_the_file(tmp_path, cli):
     assert len(logs) == 2
     audited = cli("audit", str(logs[0]), "--json")  # any league episode re-audits
     assert audited.returncode == 0, audited.stderr
+
+
+class PersonSeatPlugin:
+    """A seat of a plugin's own that a person plays: it says so with ``person=``."""
+
+    @hookimpl
+    def register_seats(self, register):
+        register("doorman", lambda context: None, person=lambda mode, deals, viewer: print)
+        register("butler", lambda context: None)
+
+
+def test_a_league_refuses_whichever_seat_declares_a_person():
+    """What makes a seat wait for a person is its declaration, not the name ``human``:
+    the same plugin's seat without one passes the check."""
+    entrants = {"a": "bayes", "b": "random", "c": "pressure"}
+    with plugged(PersonSeatPlugin(), "people") as (host, info):
+        assert info.broken is None
+        attended = league_from_mapping({"entrants": {**entrants, "d": "doorman"}})
+        with pytest.raises(LeagueError, match="entrant 'd': a doorman seat waits for a person"):
+            check_league(attended, host, allow_stand_in=False, environ={})
+        unattended = league_from_mapping({"entrants": {**entrants, "d": "butler"}})
+        check_league(unattended, host, allow_stand_in=False, environ={})  # raises nothing

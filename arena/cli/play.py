@@ -15,8 +15,6 @@ from arena.render import Narrator, deal_lines, results_lines
 from arena.results import Results
 from arena.runner import run_episode
 from arena.terminal_text import printable
-from arena_plugins.human import HUMAN
-from arena_plugins.human.terminal import live_printer
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -60,13 +58,15 @@ def run(args: argparse.Namespace, host: PluginHost) -> int:
     )
     # A person at the table sees the other seats' moves as they are made, as that seat may;
     # --watch is the spectator's feed and never runs beside a human seat.
-    people = [slot for slot, spec in enumerate(request.seat_specs) if spec.name == HUMAN]
+    persons = [host.registry.seat_for(spec)[0].person for spec in request.seat_specs]
+    people = [slot for slot, person in enumerate(persons) if person is not None]
     on_record = on_deals = None
     if args.watch:
         on_record = watcher()
     elif people:
         viewer = people[0] if len(people) == 1 else None  # several at one keyboard: public only
-        on_record = live_printer(host.registry.mode(request.mode), request.deals, viewer)
+        show = persons[people[0]]
+        on_record = show(host.registry.mode(request.mode), request.deals, viewer)
     else:  # --json prints the results alone, but a long run still shows its progress
         on_deals = DealPrinter(request.deals, not args.json, shows_progress())
     try:

@@ -25,7 +25,6 @@ from arena.plugins import PluginHost
 from arena.runner import refuse_unwanted_arg
 from arena.seats import SeatSpec
 from arena_plugins.claude.settings import API_KEY_ENV, model_settings, parse_arg
-from arena_plugins.human import HUMAN
 
 POLL = 0.2
 """Seconds the main thread waits for a result before looking again (Ctrl-C, progress)."""
@@ -115,11 +114,12 @@ def check_league(
     """Every name known, and no Claude entrant silently played by bayes."""
     host.registry.mode(spec.table.mode)
     for entrant in spec.entrants:
+        seat_type = host.registry.seat(entrant.spec.name)
         try:  # here, not at its first table: a worker's table fails after others stored
-            refuse_unwanted_arg(host.registry.seat(entrant.spec.name), entrant.spec)
+            refuse_unwanted_arg(seat_type, entrant.spec)
         except ValueError as exc:
             raise LeagueError(f"entrant {entrant.name!r}: {exc}") from None
-        if entrant.spec.name == HUMAN:  # it would wait for a person at an unattended table
+        if seat_type.person is not None:  # it would wait for a person at an unattended table
             raise LeagueError(
                 f"entrant {entrant.name!r}: a {entrant.spec.name} seat waits for a person; "
                 "a league plays unattended (play it with arena play or arena serve)"

@@ -9,7 +9,7 @@ same screen model behind a page. :mod:`.screen` is what a person is shown,
 from __future__ import annotations
 
 from arena import hookimpl
-from arena_plugins.human.terminal import human
+from arena_plugins.human.terminal import human, live_printer
 
 HUMAN = "human"
 """The seat a person takes: the table server seats its browser seat under this name, and a
@@ -22,4 +22,5 @@ def register_seats(register):
         HUMAN,
         human,
         description="You, at the terminal (arena play) or in the browser (arena serve).",
+        person=live_printer,
     )
