@@ -5,7 +5,7 @@ One run plays a pool of real pairs (``--pool`` tables of A and of B on the same 
 with replacement from that pool, so their truth is known exactly: the pool's mean
 difference ("unequal") and, for identical entrants, the same differences less their
 mean ("identical": truth 0, the same spread). Each comparison plays rounds of
-``seats`` pairs, up to the cap, and stops as ``arena compare`` does
+a tenth of the cap (at least ``seats`` pairs), up to the cap, and stops as ``arena compare`` does
 (:func:`~arena.league.compare.stop_reason`). Two ways to draw each look's interval:
 
 - ``bonferroni``: what ``arena compare`` does, each look at 1 - 0.05 / K (K looks);
@@ -34,13 +34,13 @@ from arena.seats import SeatSpec
 
 
 def stopped_interval(
-    differences: np.ndarray, rng, cap: int, seats: int, target: float, looks: int
+    differences: np.ndarray, rng, cap: int, size: int, target: float, looks: int
 ) -> tuple[float, float, int]:
     """One resampled comparison: its interval where it stopped, and the pairs it played."""
     drawn = rng.choice(differences, size=cap, replace=True)
     played = 0
     while True:
-        played = min(cap, played + seats)
+        played = min(cap, played + size)
         low, high = paired_interval(drawn[:played], ALPHA / looks)
         if stop_reason(low, high, played, target) != "cap" or played >= cap:
             return low, high, played
@@ -100,14 +100,12 @@ def main() -> None:
         f"{'world':<10} {'method':<11} {'coverage':>9} {'+-se':>6} {'mean pairs':>11} {'fixed':>6}"
     )
     for world, (values, truth) in worlds.items():
-        for method, looks in (
-            ("bonferroni", looks_allowed(args.cap, seats, args.target)),
-            ("naive", 1),
-        ):
+        size, looks_at_cap = looks_allowed(args.cap, seats, args.target)
+        for method, looks in (("bonferroni", looks_at_cap), ("naive", 1)):
             rng = np.random.default_rng(7)
             held, played = 0, []
             for _ in range(args.runs):
-                low, high, n = stopped_interval(values, rng, args.cap, seats, args.target, looks)
+                low, high, n = stopped_interval(values, rng, args.cap, size, args.target, looks)
                 held += low <= truth <= high
                 played.append(n)
             coverage = held / args.runs

@@ -34,11 +34,13 @@ def test_paired_interval_at_a_bonferroni_look():
     assert high == pytest.approx(0.519594, abs=1e-6)
 
 
-def test_looks_are_rounds_of_seats_tables_under_the_cap():
-    # 20 tables in rounds of 4: 5 looks; 21 tables: a sixth, short round; no target: one look
-    assert looks_allowed(20, 4, 0.03) == 5
-    assert looks_allowed(21, 4, 0.03) == 6
-    assert looks_allowed(20, 4, None) == 1
+def test_looks_are_rounds_of_a_tenth_of_the_cap():
+    # cap 40 in rounds of 4 pairs: 10 looks; cap 100: rounds of 10 (a tenth), 10 looks;
+    # cap 21: rounds of max(4, ceil(2.1)) = 4, ceil(21 / 4) = 6 looks; no target: one look
+    assert looks_allowed(40, 4, 0.03) == (4, 10)
+    assert looks_allowed(100, 4, 0.03) == (10, 10)
+    assert looks_allowed(21, 4, 0.03) == (4, 6)
+    assert looks_allowed(20, 4, None) == (20, 1)
 
 
 def test_seating_rotates_the_compared_seat_and_keeps_the_opponents():

@@ -117,6 +117,14 @@ def add_run_options(parser: argparse.ArgumentParser, with_file: bool) -> None:
     )
     parser.add_argument("--address", help="Ray cluster address (default: a local Ray instance)")
     parser.add_argument(
+        "--target-ci",
+        type=bounded(float, above=0),
+        metavar="W",
+        help="play rounds of tables (a tenth of --tables, at least one per entrant) and stop"
+        " once every entrant's interval has half-width <= W; --tables is then the cap"
+        " (default: play all --tables)",
+    )
+    parser.add_argument(
         "--budget-usd", type=bounded(float, 0), help="stop before passing it, >= 0 (default: none)"
     )
     parser.add_argument(
@@ -163,7 +171,8 @@ def league_spec(args: argparse.Namespace) -> LeagueSpec:
         args.budget_tokens if args.budget_tokens is not None else spec.budget.tokens,
     )
     concurrency = args.concurrency or args.workers or spec.concurrency
-    return attrs.evolve(spec, budget=budget, concurrency=concurrency)
+    target = args.target_ci if args.target_ci is not None else spec.target_ci
+    return attrs.evolve(spec, budget=budget, concurrency=concurrency, target_ci=target)
 
 
 def run(args: argparse.Namespace, host: PluginHost) -> int:
@@ -199,6 +208,12 @@ def run(args: argparse.Namespace, host: PluginHost) -> int:
         )
         if not state.done:  # nothing to report: not a success either
             return 1
+    elif state.stopped == "target":
+        print(
+            f"arena: target met: every half-width <= {spec.target_ci} after"
+            f" {state.done // spec.rotations} of {spec.tables} tables",
+            file=sys.stderr,
+        )
     return _print_report(league_report(db, list(host.registry.reporters.values())), db, args.json)
 
 

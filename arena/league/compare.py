@@ -9,20 +9,19 @@ the t-interval). Pairing cancels the deal's and the seat's luck, which both
 twins share; table t puts the compared seat at slot ``t % seats``, so every
 position is held as often as the others, as duplicate seating does.
 
-With a target the tables are played in rounds of ``seats`` pairs and looked at
-after each round; the comparison stops when the interval's half-width is at most
-the target or the interval excludes 0. Looking after every round and stopping
-at a favourable look would make a plain 95% interval cover less than 95%. So
-the cap bounds the looks (``K = ceil(tables / seats)`` rounds) and each look's
-interval is drawn at level ``1 - 0.05 / K`` (Bonferroni over the looks): the
-chance that any look's interval misses is at most 0.05, so the interval at
-whichever look stops covers at least 95%. bench/stopping.py measures it.
+With a target the tables are played in rounds (a tenth of the cap, at least
+``seats`` pairs) and looked at after each round; the comparison stops when the
+interval's half-width is at most the target or the interval excludes 0. Looking
+after every round and stopping at a favourable look would make a plain 95%
+interval cover less than 95%. So the cap bounds the looks (``K`` rounds, at most
+10) and each look's interval is drawn at level ``1 - 0.05 / K`` (Bonferroni over
+the looks): the chance that any look's interval misses is at most 0.05, so the
+interval at whichever look stops covers at least 95%. bench/stopping.py measures it.
 Without a target there is one look, at 95%.
 """
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Callable, Mapping, Sequence
 
@@ -30,7 +29,7 @@ import attrs
 import numpy as np
 
 from arena import seeding
-from arena.league.config import Entrant, LeagueError, LeagueSpec
+from arena.league.config import Entrant, LeagueError, LeagueSpec, rounds
 from arena.league.cost import TOKEN_KINDS, price_of, seat_tokens
 from arena.league.run import check_league, model_of
 from arena.league.standings import Tables
@@ -120,9 +119,11 @@ def paired_interval(differences: Sequence[float], alpha: float = ALPHA) -> tuple
     return float(ci[0, 0]), float(ci[0, 1])
 
 
-def looks_allowed(tables: int, seats: int, target: float | None) -> int:
-    """How many times the comparison may look: once per round of ``seats`` tables."""
-    return math.ceil(tables / seats) if target is not None else 1
+def looks_allowed(tables: int, seats: int, target: float | None) -> tuple[int, int]:
+    """Pairs per round and how many times the comparison may look: once per round (at
+    least ``seats`` pairs, :func:`~arena.league.config.rounds`) with a target, else
+    once, after all ``tables``."""
+    return rounds(tables, seats) if target is not None else (tables, 1)
 
 
 def compare(
@@ -149,8 +150,7 @@ def compare(
     check_league(
         LeagueSpec(entrants, tables=tables, table=table, allow_repeat=True), host, False, environ
     )
-    looks = looks_allowed(tables, table.seats, target)
-    round_size = table.seats if target is not None else tables
+    round_size, looks = looks_allowed(tables, table.seats, target)
     pairs: list[Pair] = []
     while True:
         for index in range(len(pairs), min(tables, len(pairs) + round_size)):

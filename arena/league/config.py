@@ -35,6 +35,9 @@ else:  # pragma: no cover - the tomli dependency exists for Python 3.10 only
 SCHEDULES = ("balanced", "combinations", "random")
 MAX_EPISODES = 2**63 - 1
 """The most episodes a league schedules: the store numbers them in SQLite INTEGERs."""
+MAX_LOOKS = 10
+"""Most looks a league or comparison that stops at a target takes (rounds of a tenth of its
+cap): each look's interval is at 1 - 0.05 / looks (Bonferroni), so fewer looks cost less."""
 MAX_CONCURRENCY = 1024
 """The most tables in flight: each is a thread, a process or a Ray task, and a machine
 runs out of those long before a league would gain from more."""
@@ -44,6 +47,13 @@ TABLE_RANGES = {
     "max_bids": (1, MAX_BIDS_CAP),
 }
 """The ``[table]`` numbers and the range each takes: the command line's own."""
+
+
+def rounds(tables: int, unit: int) -> tuple[int, int]:
+    """Tables per round and the number of rounds (looks) for a cap of ``tables``: at most
+    :data:`MAX_LOOKS` rounds, each of at least ``unit`` tables."""
+    size = max(unit, math.ceil(tables / MAX_LOOKS))
+    return size, math.ceil(tables / size)
 
 
 class LeagueError(ValueError):
@@ -93,6 +103,9 @@ class LeagueSpec:
     prices: Mapping[str, Price] = attrs.field(factory=dict)
     """The league file's price overrides by model; every other model is priced from
     genai-prices (:func:`arena.league.cost.price_of`)."""
+    target_ci: float | None = None
+    """Stop after a round once every entrant's mean-score half-width is at most this;
+    ``tables`` is then the cap (:meth:`looks`)."""
 
     def __attrs_post_init__(self) -> None:
         names = [e.name for e in self.entrants]
@@ -101,6 +114,15 @@ class LeagueSpec:
             raise LeagueError(f"entrant {twice[0]!r} is listed twice")
         if not self.entrants:
             raise LeagueError("a league needs at least one entrant")
+        target = self.target_ci
+        if target is not None and (
+            not isinstance(target, (int, float))
+            or isinstance(target, bool)
+            or not 0 < target < math.inf
+        ):
+            raise LeagueError(f"target_ci must be a number > 0, got {self.target_ci!r}")
+        if self.target_ci is not None and self.schedule != "balanced":
+            raise LeagueError("target_ci plays rounds of a balanced schedule")
         if self.schedule not in SCHEDULES:
             raise LeagueError(f"unknown schedule {self.schedule!r} (known: {', '.join(SCHEDULES)})")
         _whole(self.tables, "tables", high=MAX_EPISODES)
@@ -115,6 +137,18 @@ class LeagueSpec:
                 f"{self.tables} tables schedule {self.episodes} episodes;"
                 f" a league holds at most {MAX_EPISODES}"
             )
+
+    @property
+    def round_tables(self) -> int:
+        """Tables per round of a league with a target: at least one per entrant, so a
+        balanced round seats each entrant ``seats`` times (:func:`rounds`)."""
+        return rounds(self.tables, len(self.entrants))[0]
+
+    @property
+    def looks(self) -> int:
+        """How often the league may look at its intervals: after each round with a target
+        (each look's intervals then at 1 - 0.05 / looks, Bonferroni), else once."""
+        return rounds(self.tables, len(self.entrants))[1] if self.target_ci is not None else 1
 
     @property
     def rotations(self) -> int:
@@ -147,7 +181,9 @@ class LeagueSpec:
             "maxBids": table.max_bids,
             "talk": table.talk,
             "clock": table.clock,
-        }
+        } | (
+            {"targetCi": self.target_ci, "looks": self.looks} if self.target_ci is not None else {}
+        )
 
 
 def pool_entrants(specs: Iterable[SeatSpec]) -> tuple[Entrant, ...]:
@@ -189,7 +225,16 @@ def league_from_mapping(data: Mapping[str, Any]) -> LeagueSpec:
     _known(
         league,
         "[league]",
-        ("seed", "tables", "schedule", "duplicate", "allow_repeat", "budget_usd", "budget_tokens"),
+        (
+            "seed",
+            "tables",
+            "schedule",
+            "duplicate",
+            "allow_repeat",
+            "budget_usd",
+            "budget_tokens",
+            "target_ci",
+        ),
     )
     _known(table, "[table]", ("mode", "deals", "seats", "max_bids", "talk", "clock", "engine"))
     _known(
@@ -231,6 +276,7 @@ def league_from_mapping(data: Mapping[str, Any]) -> LeagueSpec:
         duplicate=bool(league.get("duplicate", False)),
         allow_repeat=bool(league.get("allow_repeat", False)),
         budget=Budget(league.get("budget_usd"), league.get("budget_tokens")),
+        target_ci=league.get("target_ci"),
         concurrency=_whole(limits.pop("concurrency", 1), "concurrency"),
         api_limits=ApiLimits(**limits),
         prices=prices,

@@ -72,15 +72,25 @@ def league_report(path: str | Path, reporters: list[Reporter] = ()) -> dict[str,
         )
         cost = _cost(db)
         results = stored_results(path, db)
+        stop = _stop(path, db)
     return {
-        "league": settings | {"episodesStored": len(results)},
-        **ranking(seats, taken),
+        "league": settings | {"episodesStored": len(results)} | stop,
+        **ranking(seats, taken, settings.get("looks", 1)),
         "cost": cost,
         "audit": run_pooled(reporters, results) if results else {},
     }
 
 
-def ranking(seats: list[tuple], taken: list[tuple]) -> dict[str, Any]:
+def _stop(path: str | Path, db) -> dict[str, Any]:
+    """Why the league's last run stopped, as ``stopped`` and ``stoppedAfterTables`` (nothing
+    for a league stored before the reason was kept)."""
+    if not has_column(db, "stopped", "reason"):
+        return {}
+    rows = checked_rows(path, db.execute("SELECT reason, tables FROM stopped"), [str, int])
+    return {"stopped": rows[0][0], "stoppedAfterTables": rows[0][1]} if rows else {}
+
+
+def ranking(seats: list[tuple], taken: list[tuple], looks: int = 1) -> dict[str, Any]:
     """``standings`` and ``headToHead`` of seat rows and the points taken between entrants.
 
     ``seats``: (episode, table, entrant, score, points, deals played), one per seat;
@@ -89,7 +99,7 @@ def ranking(seats: list[tuple], taken: list[tuple]) -> dict[str, Any]:
     """
     tables = [table for _, table, *_ in seats]
     duplicate = len({idx for idx, *_ in seats}) > len(set(tables))
-    groups = Tables(tables, duplicate)
+    groups = Tables(tables, duplicate, looks)
     rows = [
         SeatRow(idx, table, name, score, points) for idx, table, name, score, points, _ in seats
     ]
@@ -130,10 +140,26 @@ def _tokens(counts) -> dict[str, int]:
     return tokens | {"total": sum(tokens.values())}
 
 
+STOP_REASONS = {"target": "target met", "cap": "cap", "budget": "budget"}
+"""How ``league show`` names why a league's last run stopped (see :mod:`arena.league.run`)."""
+
+
 def report_tables(report: dict[str, Any], source: str) -> list[Table]:
     """The terminal view: standings, head-to-head, cost."""
+    league = report.get("league", {})
+    looks = league.get("looks", 1)
+    level = (
+        f"95% CI over tables, each of {looks} looks at 95%/{looks}"
+        if looks > 1
+        else ("95% CI over tables")
+    )
+    stop = STOP_REASONS.get(league.get("stopped", ""), "")
+    if stop:
+        stop = (
+            f"; stopped: {stop} after {league['stoppedAfterTables']} of {league['tables']} tables"
+        )
     ranking = Table(
-        title=cell(f"league standings ({source}): mean episode score, 95% CI over tables"),
+        title=cell(f"league standings ({source}): mean episode score, {level}{stop}"),
         box=box.SIMPLE_HEAD,
     )
     for column in ("rank", "entrant", "episodes", "mean score", "95% CI", "rating", "points"):

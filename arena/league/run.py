@@ -10,8 +10,9 @@ never shows in the results.
 
 from __future__ import annotations
 
+import math
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 
 import attrs
 
@@ -19,6 +20,7 @@ from arena import limits as limiter
 from arena.league.config import LeagueError, LeagueSpec
 from arena.league.cost import TOKEN_KINDS, price_of, seat_tokens
 from arena.league.executors import Played, make_executor
+from arena.league.report import league_report
 from arena.league.schedule import fixtures
 from arena.league.store import LeagueStore, StoredEpisode, StoreError
 from arena.plugins import PluginHost
@@ -83,29 +85,57 @@ def run_league(
     # With a budget, only the tables being played are paid for ahead: none waits queued.
     in_flight = pool.slots if spec.budget.limited else pool.capacity
     try:
-        while upcoming is not None or pool.busy:
-            while upcoming is not None and pool.busy < in_flight:
-                if _over_budget(spec, state, spent_episodes, pool.busy + 1):
-                    state.stopped = "budget"
-                    upcoming = None
-                    break
-                pool.submit(upcoming)
-                upcoming = next(pending, None)
-            arrived = [
-                stored_episode(spec, played, provenance, environ) for played in pool.collect(POLL)
-            ]
-            if arrived:  # one transaction for what arrived together
-                store.save(settings, arrived)
-            for episode in arrived:
-                spent_episodes += 1
-                state.done += 1
-                state.fallbacks += sum(s["fallbacks"] for s in episode.results["seats"])
-                state.tokens += sum(sum(row[8:12]) for row in episode.seat_rows)
-                state.usd += sum(row[12] for row in episode.seat_rows)
-            progress(state)
+        for limit in _round_limits(spec):
+            while (upcoming is not None and upcoming.table < limit) or pool.busy:
+                while upcoming is not None and upcoming.table < limit and pool.busy < in_flight:
+                    if _over_budget(spec, state, spent_episodes, pool.busy + 1):
+                        state.stopped = "budget"
+                        upcoming = None
+                        break
+                    pool.submit(upcoming)
+                    upcoming = next(pending, None)
+                spent_episodes = _store_arrived(
+                    spec, store, pool, provenance, environ, state, spent_episodes
+                )
+                progress(state)
+            if state.stopped is None and spec.target_ci is not None and _target_met(spec, store):
+                state.stopped = "target"
+            if state.stopped is not None:
+                break
     finally:
         pool.close()
+    store.record_stop(state.stopped or "cap", state.done // spec.rotations)
     return state
+
+
+def _round_limits(spec: LeagueSpec) -> Iterator[float]:
+    """The table index each round plays up to: rounds of :attr:`LeagueSpec.round_tables`
+    with a target, else one round of every table."""
+    if spec.target_ci is None:
+        yield math.inf
+        return
+    yield from range(spec.round_tables, spec.tables, spec.round_tables)
+    yield spec.tables
+
+
+def _target_met(spec: LeagueSpec, store: LeagueStore) -> bool:
+    """Every entrant's mean-score interval (at the league's per-look level) within target."""
+    standings = league_report(store.path)["standings"]
+    return all((s["ci95"][1] - s["ci95"][0]) / 2 <= spec.target_ci for s in standings)
+
+
+def _store_arrived(spec, store, pool, provenance, environ, state, spent_episodes) -> int:
+    """Store what the pool finished, in one transaction, and count it in ``state``."""
+    arrived = [stored_episode(spec, played, provenance, environ) for played in pool.collect(POLL)]
+    if arrived:  # one transaction for what arrived together
+        store.save(spec.settings(), arrived)
+    for episode in arrived:
+        spent_episodes += 1
+        state.done += 1
+        state.fallbacks += sum(s["fallbacks"] for s in episode.results["seats"])
+        state.tokens += sum(sum(row[8:12]) for row in episode.seat_rows)
+        state.usd += sum(row[12] for row in episode.seat_rows)
+    return spent_episodes
 
 
 def check_league(

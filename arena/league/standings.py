@@ -143,9 +143,11 @@ class Tables:
     which the bench found to need more units than plain tables to hold 95%.
     """
 
-    def __init__(self, tables: Sequence[int], duplicate: bool = False):
+    def __init__(self, tables: Sequence[int], duplicate: bool = False, looks: int = 1):
         self.index = {table: i for i, table in enumerate(sorted(set(tables)))}
         self.fewest = MIN_GROUPS if duplicate else MIN_TABLES
+        self.alpha = 0.05 / looks
+        """A league that may stop at any of ``looks`` looks draws each at 1 - 0.05 / looks."""
 
     def coverage(self, tables: int) -> str:
         """``ok`` where the bench measured intervals over ``tables`` such units to hold."""
@@ -156,7 +158,7 @@ class Tables:
         numerator: np.ndarray,
         denominator: np.ndarray,
         bounds: tuple[float, float],
-        alpha: float = 0.05,
+        alpha: float | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """``1 - alpha`` t-intervals of sum(numerator) / sum(denominator) per column (rows are
         tables, clipped to ``bounds``), and how many tables each column's data came from.
@@ -165,6 +167,7 @@ class Tables:
         of its tables. The ratio R's residual at table g is e_g = y_g - R x_g; its
         standard error is sqrt(G / (G - 1) * sum(e_g^2)) / sum(x_g) over the G tables.
         """
+        alpha = self.alpha if alpha is None else alpha
         present = denominator > 0
         tables = present.sum(0)
         with np.errstate(invalid="ignore", divide="ignore"):

@@ -70,6 +70,7 @@ CREATE TABLE IF NOT EXISTS points (
     n INTEGER NOT NULL,
     PRIMARY KEY (idx, winner, loser)
 );
+CREATE TABLE IF NOT EXISTS stopped (reason TEXT NOT NULL, tables INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS logs (
     idx INTEGER PRIMARY KEY REFERENCES episodes(idx),
     codec TEXT NOT NULL,
@@ -155,6 +156,14 @@ class LeagueStore:
                 f"{self.path}: cannot store episode {first} ({exc});"
                 " the league is resumable from the episodes stored so far"
             ) from None
+
+    def record_stop(self, reason: str, tables: int) -> None:
+        """Why the last run stopped (``target``, ``cap``, ``budget``) after ``tables`` tables,
+        for ``league show``; kept only beside stored episodes, never in a new file."""
+        with self.db:
+            if self.db.execute("SELECT 1 FROM league").fetchone() is not None:
+                self.db.execute("DELETE FROM stopped")
+                self.db.execute("INSERT INTO stopped VALUES (?, ?)", (reason, tables))
 
     def _insert(self, episode: StoredEpisode) -> None:
         """One episode's rows, inside the caller's transaction."""
