@@ -31,6 +31,10 @@ def register_seats(register):
     ``factory(context)`` receives an :class:`arena.seats.SeatContext` and returns an
     object with ``decide(view) -> reply``. ``argument`` says what ``name:ARG`` means;
     without it the seat takes no argument and a spec that gives one is refused.
+    ``person=feed`` declares that a person plays it: ``feed(mode, deals, viewer)`` makes
+    the terminal's ``on_record`` feed, and a league refuses the seat. A built seat with
+    a ``compiled_spec()`` method (an :class:`arena.fast.spec.SeatSpec`) may be played by
+    the compiled engine; see docs/plugins.md.
     """
 
 

@@ -266,7 +266,7 @@ def _essential_seats() -> dict[str, Callable[..., Any]]:
     """The seats the essential first-party entry point registers, by name (imported once)."""
     from importlib.metadata import entry_points
 
-    (entry_point,) = (
+    entry_point = next(  # the first, as import would find it, should metadata be doubled
         ep
         for ep in entry_points(group=ENTRY_POINT_GROUP, name=FALLBACK_PLUGIN)
         if ep.dist is not None and ep.dist.name == FIRST_PARTY_DISTRIBUTION
