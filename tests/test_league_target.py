@@ -1,0 +1,125 @@
+"""``arena league run --target-ci``: rounds, the Bonferroni level per look, stopping, resuming."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import numpy as np
+import pytest
+from league_runs import play
+from scipy import stats
+
+from arena.cli import main
+from arena.league.config import LeagueError, LeagueSpec, league_from_mapping, pool_entrants, rounds
+from arena.league.report import league_report, report_tables
+from arena.runner import EpisodeRequest
+from arena.seats import SeatSpec
+
+ENTRANTS = pool_entrants(SeatSpec.parse(n) for n in ("bayes", "pressure", "random", "bayes"))
+TARGET = LeagueSpec(ENTRANTS, tables=120, seed=1, table=EpisodeRequest(deals=6), target_ci=0.08)
+
+
+def test_rounds_are_a_tenth_of_the_cap_and_at_least_one_table_per_entrant():
+    # 600 tables, 4 entrants: rounds of max(4, 60) = 60, 10 looks
+    assert rounds(600, 4) == (60, 10)
+    # 20 tables: a tenth is 2 < 4 entrants, so rounds of 4 and ceil(20 / 4) = 5 looks
+    assert rounds(20, 4) == (4, 5)
+    # 7 tables: rounds of 4, the second one short (3 tables): 2 looks
+    assert rounds(7, 4) == (4, 2)
+    assert (TARGET.round_tables, TARGET.looks) == (12, 10)
+
+
+def test_a_league_without_a_target_stores_the_settings_it_always_did():
+    # an old league file resumes: no new key appears in its settings
+    plain = LeagueSpec(ENTRANTS, tables=12, seed=1)
+    assert "targetCi" not in plain.settings() and plain.looks == 1
+    assert TARGET.settings()["targetCi"] == 0.08 and TARGET.settings()["looks"] == 10
+
+
+def _episodes(path) -> list[tuple]:
+    with sqlite3.connect(path) as db:
+        return list(db.execute("SELECT idx, tbl, seed, results FROM episodes ORDER BY idx"))
+
+
+def test_stops_at_a_round_before_the_cap_with_every_half_width_at_the_target(tmp_path, host):
+    path = tmp_path / "target.sqlite"
+    state = play(path, TARGET, host)
+    assert state.stopped == "target"
+    assert state.done < TARGET.tables and state.done % TARGET.round_tables == 0
+    report = league_report(path)
+    assert report["league"]["stopped"] == "target"
+    assert report["league"]["stoppedAfterTables"] == state.done
+    for row in report["standings"]:
+        assert (row["ci95"][1] - row["ci95"][0]) / 2 <= 0.08
+    # The level, worked from the seats alone: every table seats each of the 4 entrants once,
+    # so random's interval is the t-interval on its table scores at 1 - 0.05 / 10 looks:
+    # mean +- t(1 - 0.0025, n - 1) * s / sqrt(n).
+    with sqlite3.connect(path) as db:
+        scores = [s for (s,) in db.execute("SELECT score FROM seats WHERE entrant = 'random'")]
+    n = len(scores)
+    half = stats.t.ppf(1 - 0.0025, n - 1) * np.std(scores, ddof=1) / np.sqrt(n)
+    (random_row,) = [row for row in report["standings"] if row["entrant"] == "random"]
+    assert random_row["ci95"] == pytest.approx([np.mean(scores) - half, np.mean(scores) + half])
+    title = report_tables(report, "target.sqlite")[0].title
+    assert "stopped: target met after" in title and "10 looks" in title
+
+
+def test_a_stopped_league_resumes_to_the_same_tables(tmp_path, host):
+    whole = tmp_path / "whole.sqlite"
+    play(whole, TARGET, host)
+
+    def interrupt(state):
+        if state.done >= 30:  # inside the third round of 12 tables
+            raise KeyboardInterrupt
+
+    broken = tmp_path / "broken.sqlite"
+    with pytest.raises(KeyboardInterrupt):
+        play(broken, TARGET, host, progress=interrupt)
+    assert 30 <= len(_episodes(broken)) < len(_episodes(whole))
+    resumed = play(broken, TARGET, host)
+    assert resumed.stopped == "target"
+    assert _episodes(broken) == _episodes(whole)
+    again = play(broken, TARGET, host)  # already met: nothing more is played
+    assert again.stopped == "target" and _episodes(broken) == _episodes(whole)
+
+
+def test_the_cap_ends_a_league_whose_target_is_out_of_reach(tmp_path, host):
+    spec = LeagueSpec(ENTRANTS, tables=8, seed=2, table=EpisodeRequest(deals=4), target_ci=0.001)
+    path = tmp_path / "cap.sqlite"
+    state = play(path, spec, host)
+    assert (state.stopped, state.done) == (None, 8)
+    assert league_report(path)["league"]["stopped"] == "cap"
+
+
+@pytest.mark.parametrize("value", [0, -0.1, "wide", True, float("inf")])
+def test_a_bad_target_in_a_league_file_is_one_line(value):
+    data = {"entrants": {"a": "bayes", "b": "pressure"}, "league": {"target_ci": value}}
+    with pytest.raises(LeagueError, match="target_ci must be a number > 0"):
+        league_from_mapping(data | {"table": {"seats": 2}})
+
+
+def test_a_target_needs_the_balanced_schedule():
+    with pytest.raises(LeagueError, match="balanced"):
+        LeagueSpec(ENTRANTS, schedule="random", target_ci=0.1)
+
+
+def test_cli_target_run_and_show(tmp_path, capsys):
+    db = str(tmp_path / "cli.sqlite")
+    argv = ["league", "run", "--pool", "bayes,pressure,random,bayes", "--deals", "6"]
+    argv += ["--tables", "120", "--seed", "1", "--target-ci", "0.08", "--db", db, "--json"]
+    assert main(argv) == 0
+    out, err = capsys.readouterr()
+    assert "target met" in err
+    assert json.loads(out)["league"]["stopped"] == "target"
+    assert main(["league", "show", db]) == 0
+    shown = " ".join(capsys.readouterr().out.split())  # the title wraps at the terminal width
+    assert "stopped: target met after" in shown
+
+
+def test_cli_bad_target_is_one_line(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["league", "run", "--pool", "bayes,pressure", "--target-ci", "-1"])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("arena: error: ") and err.count("\n") == 1
