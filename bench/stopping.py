@@ -22,14 +22,21 @@ unpaired one (A and B on independent tables: the pairs' shared luck no longer ca
 from __future__ import annotations
 
 import argparse
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 from scipy import stats
 
 from arena.league.compare import ALPHA, compare, looks_allowed, paired_interval, stop_reason
+from arena.league.config import LeagueSpec, pool_entrants
+from arena.league.run import run_league
+from arena.league.schedule import fixtures
+from arena.league.standings import SeatRow, standings
+from arena.league.store import LeagueStore
 from arena.plugins import load
-from arena.runner import EpisodeRequest
+from arena.runner import EpisodeRequest, run_episode
 from arena.seats import SeatSpec
 
 
@@ -54,6 +61,46 @@ def fixed_pairs(spread: float, target: float) -> int:
     return n
 
 
+def league_savings(host, seeds: int, cap: int, target: float, deals: int) -> None:
+    """Tables a ``--target-ci`` league played, against the fewest tables of a fixed 95%
+    league (the first n tables of the same schedule) whose every half-width is <= target."""
+    entrants = pool_entrants(SeatSpec.parse(n) for n in ("bayes", "pressure", "random", "bayes"))
+    print(f"\nleague of bayes, pressure, random, bayes; {deals} deals; cap {cap}; target {target}")
+    print(f"{'seed':>4} {'stopped':>8} {'tables':>7} {'fixed 95%':>10}")
+    with tempfile.TemporaryDirectory() as folder:
+        for seed in range(seeds):
+            table = EpisodeRequest(deals=deals)
+            spec = LeagueSpec(entrants, tables=cap, seed=seed, table=table, target_ci=target)
+            store = LeagueStore(Path(folder) / f"{seed}.sqlite")
+            try:
+                state = run_league(spec, store, host)
+            finally:
+                store.close()
+            plain = LeagueSpec(entrants, tables=cap, seed=seed, table=table)
+            rows = [_seat_row(f, seat) for f in fixtures(plain) for seat in _seats(host, f)]
+            fixed = next(
+                (
+                    n
+                    for n in range(4, cap + 1)
+                    if all(
+                        (s.ci95[1] - s.ci95[0]) / 2 <= target
+                        for s in standings([r for r in rows if r.table < n])
+                    )
+                ),
+                None,
+            )
+            print(f"{seed:>4} {state.stopped or 'cap':>8} {state.done:>7} {fixed or '>cap':>10}")
+
+
+def _seats(host, fixture):
+    return run_episode(host, fixture.request)[0].to_json()["seats"]
+
+
+def _seat_row(fixture, seat) -> SeatRow:
+    name = fixture.entrants[seat["slot"]]
+    return SeatRow(fixture.index, fixture.table, name, seat["score"], seat["points"])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--a", default="bayes")
@@ -63,6 +110,10 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=2000)
     parser.add_argument("--cap", type=int, default=40)
     parser.add_argument("--target", type=float, default=0.04)
+    parser.add_argument("--league-seeds", type=int, default=3)
+    parser.add_argument("--league-cap", type=int, default=600)
+    parser.add_argument("--league-target", type=float, default=0.03)
+    parser.add_argument("--league-deals", type=int, default=20)
     args = parser.parse_args()
     seats = 4
     host = load()
@@ -114,6 +165,7 @@ def main() -> None:
                 f"{world:<10} {method:<11} {coverage:>9.3f} {se:>6.3f}"
                 f" {np.mean(played):>11.1f} {fixed_pairs(values.std(ddof=1), args.target):>6}"
             )
+    league_savings(host, args.league_seeds, args.league_cap, args.league_target, args.league_deals)
 
 
 if __name__ == "__main__":
