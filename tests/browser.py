@@ -40,6 +40,14 @@ class PageWatch:
         assert self.network == [], self.network
 
 
+def pytest_collection_modifyitems(items):
+    """Mark ``browser`` every test that needs Chromium, through any fixture: the fast run
+    (``-m "not browser and not sandbox and not slow"``) leaves them out by what they use."""
+    for item in items:
+        if "browser" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.browser)
+
+
 @pytest.fixture(scope="session")
 def browser():
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")

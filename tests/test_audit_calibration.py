@@ -114,6 +114,7 @@ def synthetic(calib):
     return leagues
 
 
+@pytest.mark.slow
 def test_the_sweep_counts_false_flags_and_detections(calib):
     low, high = Thresholds(20, 0.04, 0.06), Thresholds(20, 0.06, 0.08)
     rows = calib.sweep(synthetic(calib), [low, high])
@@ -135,6 +136,7 @@ def test_the_sweep_counts_false_flags_and_detections(calib):
     )
 
 
+@pytest.mark.slow
 def test_the_choice_keeps_false_flags_within_half_a_percent_then_detects_best(calib):
     # The choice allows half the 1% target on the calibration leagues.
     assert (calib.MAX_FALSE_FLAGS, calib.CHOOSE_FALSE_FLAGS) == (0.01, 0.005)

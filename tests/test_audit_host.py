@@ -144,6 +144,7 @@ def test_reporters_change_no_score_and_no_line_of_play(host, flagging_host):
     assert plain.audit == {}
 
 
+@pytest.mark.sandbox
 def test_a_third_party_reporter_installed_by_entry_point_lands_under_its_name(tmp_path):
     # A real distribution on sys.path: a module plus a dist-info with entry_points.txt.
     (tmp_path / "deal_counter.py").write_text(

@@ -25,6 +25,8 @@ from arena.sandbox.views import ViewReceiver, ViewSender
 from arena.seats import SeatSpec
 from arena_plugins.dice import DICE
 
+pytestmark = pytest.mark.sandbox
+
 TWIN = """
 from arena import hookimpl
 

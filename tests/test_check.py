@@ -673,6 +673,7 @@ def test_a_fallback_after_one_rejection_is_refused(refused_records, host):
     assert "fallback is true after 1 rejection(s); expected false" in violation.message
 
 
+@pytest.mark.slow
 @settings(max_examples=30)
 @given(data=st.data())
 @pytest.mark.parametrize("status", ["quit", "deadline"])

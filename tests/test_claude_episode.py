@@ -20,6 +20,8 @@ from arena.eventlog import read_log
 from arena.runner import EpisodeRequest, run_episode
 from arena.seats import SeatSpec
 
+pytestmark = pytest.mark.slow
+
 DONE_WHEN = [
     "--seat",
     "claude:policies/honest.md",

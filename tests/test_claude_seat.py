@@ -25,6 +25,8 @@ from arena.seats import SeatSpec
 from arena_plugins.claude.client import retry_after
 from arena_plugins.claude.settings import DEFAULT_MODEL
 
+pytestmark = pytest.mark.slow
+
 # --- replies that are moves ------------------------------------------------------------------
 
 

@@ -39,6 +39,8 @@ from arena_plugins.claude.models import MODELS, UNKNOWN, facts_for
 from arena_plugins.claude.seat import usage_of
 from arena_plugins.claude.settings import model_settings, parse_arg
 
+pytestmark = pytest.mark.slow
+
 # --- the model table, one case per model ----------------------------------------------------
 #
 # From the API documentation: Opus 4.7 and later, Mythos Preview and the 5-series think

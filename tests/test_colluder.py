@@ -178,6 +178,7 @@ def register_seats(register):
 """
 
 
+@pytest.mark.sandbox
 def test_a_sandboxed_seat_gets_the_same_name_cards(tmp_path):
     # A third-party seat runs in the sandbox worker, built from the setup message; it
     # writes the name cards it was given into its private notes, which the log keeps.

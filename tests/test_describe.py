@@ -28,7 +28,10 @@ from arena.sandbox.describe import CACHE_FORMAT, DescriptionCache
 from arena.sandbox.launch import own_worker_uids, workers_left_behind
 from arena.sandbox.policy import Limits, SandboxPolicy
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="markers need the workers' own uids")
+pytestmark = [
+    pytest.mark.sandbox,
+    pytest.mark.skipif(os.geteuid() != 0, reason="markers need the workers' own uids"),
+]
 
 LIMITS = Limits(decision_seconds=5.0, start_seconds=10.0)
 MODULE = '''"""arena-tally: marks each import; a seat that calls, a filter that shouts."""

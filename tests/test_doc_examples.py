@@ -76,6 +76,7 @@ def reads_a_league(command: list[str]) -> bool:
     return command[1] == "report" or command[1:3] in (["league", "show"], ["league", "export"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("page", PAGES)
 def test_every_league_example_runs(tmp_path, page):
     folder = None

@@ -35,6 +35,8 @@ from arena.seats import SeatContext, SeatSpec
 from arena_plugins.dice import DICE
 from arena_plugins.scripted import bayes
 
+pytestmark = pytest.mark.sandbox
+
 HOSTILE_DIR = Path(__file__).parent / "hostile_plugin"
 SECRET = "sk-secret-for-the-test"
 SEED = 7_777_777_777

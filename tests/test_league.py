@@ -188,6 +188,7 @@ def test_league_file_mistakes_are_named(data, message):
 # --- running and storing ------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_serial_threads_and_processes_store_the_same_rows(tmp_path, host):
     league = spec(duplicate=True, tables=2)
     play(tmp_path / "serial.sqlite", league, host)

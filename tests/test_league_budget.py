@@ -27,6 +27,8 @@ import tempfile
 import pytest
 from messages_server import MessagesServer, table_player
 
+pytestmark = pytest.mark.slow
+
 SLOTS = 3
 POOL = ["--pool", "claude:honest,bayes,pressure,random", "--tables", "12", "--deals", "2"]
 POOL += ["--talk", "--seed", "4"]

@@ -32,6 +32,8 @@ from arena.seats import SeatSpec
 from arena_plugins.claude.client import create_message, make_client
 from arena_plugins.claude.settings import RetryBounds
 
+pytestmark = pytest.mark.slow
+
 ENTRANTS = (
     Entrant("honest", SeatSpec.parse("claude:honest")),
     Entrant("bluffer", SeatSpec.parse("claude:bluffer?model=claude-haiku-4-5")),

@@ -29,6 +29,8 @@ from arena.limits import Limits
 from arena.runner import EpisodeRequest, SetupError
 from arena.seats import SeatSpec
 
+pytestmark = pytest.mark.slow
+
 # 16 episodes of 200 deals on the Python engine, about half a second each here: long
 # enough that a worker is killed mid-table (the compiled engine would be done at once).
 SLOW = ["--pool", "bayes,pressure,random,bayes", "--tables", "4", "--duplicate"]

@@ -20,6 +20,8 @@ from messages_server import MessagesServer, table_player
 
 from arena.cli import main
 
+pytestmark = pytest.mark.slow
+
 POOL = "bayes,pressure,random,bayes"
 # Long enough that a signal sent once some episodes are stored lands mid-league: 48
 # episodes of 200 deals on the Python engine (the compiled one would finish the league in

@@ -28,6 +28,8 @@ from pathlib import Path
 import attrs
 import pytest
 
+pytestmark = pytest.mark.slow
+
 pytest.importorskip("ray", reason="the ray extra is not installed (pip install '.[ray]')")
 
 

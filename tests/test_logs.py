@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 
 def run(script: str, *, path: Path | None = None) -> subprocess.CompletedProcess:
     """``script`` in a fresh interpreter, stdout and stderr pipes (not terminals)."""
@@ -107,6 +109,7 @@ def test_the_last_settings_given_before_anything_logged_are_the_ones_applied():
     assert (line["event"], line["level"]) == ("shown at -vv", "debug")
 
 
+@pytest.mark.slow
 def test_a_leagues_worker_processes_log_as_the_command_does(tmp_path):
     """Process workers start afresh and load the plugins again: a broken one is reported
     by each, and on stderr as the command's own lines are, not on ``--json``'s stdout."""

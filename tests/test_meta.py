@@ -9,6 +9,7 @@ helper and another's test at once: shared code lives in helper modules instead.
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 from pathlib import Path
 
@@ -30,6 +31,7 @@ def test_there_are_hookspecs_to_check():
     assert signature("register_seats") == "register_seats(register)"
 
 
+@functools.cache
 def defined_functions(path: Path) -> set[str]:
     """The names of the module-level test functions ``path`` defines."""
     tree = ast.parse(path.read_text(encoding="utf-8"))

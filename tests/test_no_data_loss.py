@@ -514,6 +514,7 @@ def test_a_league_stored_before_the_mark_is_read_and_resumed(league, tmp_path, c
     assert league.read_bytes()[68:72] == b"LIAR"  # its writer marks it
 
 
+@pytest.mark.slow
 def test_a_new_league_killed_before_its_first_checkpoint_is_still_a_league(tmp_path, capsys):
     """Its mark, tables and episode are only in its -wal: the file's own header is unmarked."""
     db = tmp_path / "new.sqlite"

@@ -36,6 +36,7 @@ def past_deal(number: int, draw, big: bool) -> PastDeal:
     )  # fmt: skip
 
 
+@pytest.mark.slow
 @given(st.data())
 def test_packed_deals_read_back_equal_to_the_deals_appended(data):
     deals = [past_deal(n, data.draw, big=data.draw(st.booleans())) for n in range(13)]

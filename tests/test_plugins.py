@@ -233,6 +233,7 @@ def third_party(tmp_path_factory):
     return root, {"PYTHONPATH": path}
 
 
+@pytest.mark.sandbox
 def test_a_third_party_plugin_is_listed_and_plays_and_a_broken_one_is_reported(third_party):
     root, env = third_party
     listing = run_arena(["plugins", "--json"], root, env)

@@ -32,6 +32,7 @@ def play(host, request, ending=None):
     return results, records
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("status", ENDINGS)
 @settings(max_examples=50)
 @given(data=st.data())

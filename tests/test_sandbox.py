@@ -22,6 +22,8 @@ from arena.rules import TableRules
 from arena.sandbox.views import view_from_json, view_to_json
 from arena_plugins.dice import DICE
 
+pytestmark = pytest.mark.sandbox
+
 PLUGIN_DIR = Path(__file__).parent / "sandbox_plugin"
 ARENA = [sys.executable, "-m", "arena.cli"]
 needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed")

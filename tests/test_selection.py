@@ -27,7 +27,10 @@ from arena.runner import EpisodeRequest, run_episode
 from arena.sandbox.policy import Limits, SandboxPolicy
 from arena.seats import SeatSpec
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="markers need the workers' own uids")
+pytestmark = [
+    pytest.mark.sandbox,
+    pytest.mark.skipif(os.geteuid() != 0, reason="markers need the workers' own uids"),
+]
 
 ENTRY_POINTS = [f"zoo{i}" for i in range(10)]
 BROKEN = "zoo5"

@@ -19,6 +19,8 @@ from serving import EventReader, read_lines, serve
 from arena.cli import main
 from arena.web.replay import replay_html
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 def served(tmp_path, request):

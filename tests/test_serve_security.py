@@ -17,6 +17,8 @@ import urllib.parse
 import pytest
 from serving import EventReader, serve
 
+pytestmark = pytest.mark.slow
+
 TABLE = {"seats": ["human", "bayes"], "deals": 1}
 MAX_BODY = 64 * 1024  # the cap the issue names: 64 KiB
 

@@ -19,6 +19,7 @@ from arena_plugins.scripted import bayes, pressure
 # --- the kit passes what the arena ships ------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("factory", [bayes, pressure, RandomSeat], ids=lambda f: f.__name__)
 def test_the_shipped_seats_conform(factory):
     check_seat(factory)
@@ -101,6 +102,7 @@ def test_the_kit_catches_a_bad_seat(seat, message):
         check_seat(seat, modes=["dice"])
 
 
+@pytest.mark.slow
 def test_a_legal_seat_passes_the_same_sweep():
     check_seat(Lowest, modes=["dice"])  # the bad seats above differ from this in one way
 
@@ -113,6 +115,7 @@ class NeedsTheArenasEnvironment(Lowest):
         self.token = os.environ["ARENA_KIT_PROBE"]
 
 
+@pytest.mark.sandbox
 def test_the_kit_plays_the_seat_in_the_real_sandbox(monkeypatch):
     monkeypatch.setenv("ARENA_KIT_PROBE", "only in the arena")
     check_seat(NeedsTheArenasEnvironment, modes=["dice"], seat_counts=[2], sandbox=False)

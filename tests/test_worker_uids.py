@@ -24,7 +24,10 @@ from arena.sandbox.launch import (
     workers_left_behind,
 )
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="worker uids exist only as root")
+pytestmark = [
+    pytest.mark.sandbox,
+    pytest.mark.skipif(os.geteuid() != 0, reason="worker uids exist only as root"),
+]
 
 
 def _claim(queue) -> None:
