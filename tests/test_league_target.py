@@ -15,6 +15,7 @@ from arena.league.config import LeagueError, LeagueSpec, league_from_mapping, po
 from arena.league.report import league_report, report_tables
 from arena.runner import EpisodeRequest
 from arena.seats import SeatSpec
+from arena.web.report import report_figures
 
 ENTRANTS = pool_entrants(SeatSpec.parse(n) for n in ("bayes", "pressure", "random", "bayes"))
 TARGET = LeagueSpec(ENTRANTS, tables=120, seed=1, table=EpisodeRequest(deals=6), target_ci=0.08)
@@ -123,3 +124,31 @@ def test_cli_bad_target_is_one_line(capsys):
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert err.startswith("arena: error: ") and err.count("\n") == 1
+
+
+def test_the_report_shows_the_intervals_narrowing_and_where_the_league_stopped(tmp_path, host):
+    path = tmp_path / "narrowing.sqlite"
+    state = play(path, TARGET, host)
+    report = league_report(path)
+    looks = report["narrowing"]
+    # one look per round of 12 tables, up to where it stopped
+    assert [look["tables"] for look in looks] == list(range(12, state.done + 1, 12))
+    # it stopped at the first look where every half-width met the target, not later
+    for look in looks[:-1]:
+        assert max(look["halfWidth"].values()) > 0.08
+    final = {s["entrant"]: (s["ci95"][1] - s["ci95"][0]) / 2 for s in report["standings"]}
+    assert looks[-1]["halfWidth"] == pytest.approx(final)
+    for name, half in final.items():
+        assert half < looks[0]["halfWidth"][name]  # six times the tables: narrower
+    figure = report_figures(report, [])["narrowing-plot"]
+    drawn = {trace["name"]: trace["y"] for trace in figure["data"]}
+    assert drawn["random"] == pytest.approx([look["halfWidth"]["random"] for look in looks])
+    assert any("stopped: target met" in a["text"] for a in figure["layout"]["annotations"])
+
+
+def test_a_league_without_a_target_has_no_narrowing(tmp_path, host):
+    path = tmp_path / "plain.sqlite"
+    play(path, LeagueSpec(ENTRANTS, tables=4, seed=1, table=EpisodeRequest(deals=3)), host)
+    report = league_report(path)
+    assert "narrowing" not in report and report["league"]["stopped"] == "cap"
+    assert report_figures(report, [])["narrowing-plot"] is None

@@ -19,6 +19,7 @@ from rich import box
 from rich.table import Table
 
 from arena.audit import run_pooled
+from arena.league.config import rounds
 from arena.league.cost import TOKEN_KINDS
 from arena.league.standings import (
     STAND_IN,
@@ -73,9 +74,11 @@ def league_report(path: str | Path, reporters: list[Reporter] = ()) -> dict[str,
         cost = _cost(db)
         results = stored_results(path, db)
         stop = _stop(path, db)
+    looks = settings.get("looks", 1)
     return {
         "league": settings | {"episodesStored": len(results)} | stop,
-        **ranking(seats, taken, settings.get("looks", 1)),
+        **ranking(seats, taken, looks),
+        **({"narrowing": narrowing(seats, settings)} if looks > 1 else {}),
         "cost": cost,
         "audit": run_pooled(reporters, results) if results else {},
     }
@@ -88,6 +91,24 @@ def _stop(path: str | Path, db) -> dict[str, Any]:
         return {}
     rows = checked_rows(path, db.execute("SELECT reason, tables FROM stopped"), [str, int])
     return {"stopped": rows[0][0], "stoppedAfterTables": rows[0][1]} if rows else {}
+
+
+def narrowing(seats: list[tuple], settings: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each entrant's half-width at each look a ``--target-ci`` league took, as it was then:
+    the standings of the tables of the rounds played so far, at the league's per-look level."""
+    size, looks = rounds(settings["tables"], len(settings["entrants"]))
+    played = max((table for _, table, *_ in seats), default=-1) + 1
+    found = []
+    for end in range(size, min(played, settings["tables"]) + size, size):
+        shown = [row for row in seats if row[1] < end]
+        table = ranking(shown, [], looks)["standings"]
+        found.append(
+            {
+                "tables": min(end, played),
+                "halfWidth": {s["entrant"]: (s["ci95"][1] - s["ci95"][0]) / 2 for s in table},
+            }
+        )
+    return found
 
 
 def ranking(seats: list[tuple], taken: list[tuple], looks: int = 1) -> dict[str, Any]:

@@ -24,6 +24,7 @@ import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
 from arena.league.cost import TOKEN_KINDS
+from arena.league.report import STOP_REASONS
 from arena.league.standings import TOO_FEW, TOO_FEW_NOTE
 from arena.web.page import asset, fill, script_json
 
@@ -79,6 +80,7 @@ def report_figures(
     """Every chart of the page by its element id, as plotly JSON (None: nothing to draw)."""
     return {
         "standings-plot": _standings(document["standings"]),
+        "narrowing-plot": _narrowing(document),
         "duels-plot": _duels(document["standings"], document["headToHead"]),
         "scores-plot": _score_distributions(episodes),
         "curve-plot": _points_over_deals(episodes),
@@ -119,6 +121,35 @@ def _standings(standings: list[dict]) -> dict:
         xaxis_title="mean episode score (95% CI over tables)",
         yaxis={"type": "category"},
         height=120 + 40 * len(rows),
+    )
+
+
+def _narrowing(document: dict[str, Any]) -> dict | None:
+    """A ``--target-ci`` league's half-widths after each round, the target, and where and
+    why it stopped (None for a league without a target)."""
+    looks = document.get("narrowing")
+    if not looks:
+        return None
+    league = document["league"]
+    names = [s["entrant"] for s in document["standings"]]
+    x = [look["tables"] for look in looks]
+    traces = [
+        go.Scatter(x=x, y=[look["halfWidth"].get(name) for look in looks], name=_label(name))
+        for name in names
+    ]
+    figure = go.Figure(traces)
+    figure.add_hline(y=league["targetCi"], line_dash="dash", annotation_text="target")
+    if "stoppedAfterTables" in league:
+        figure.add_vline(
+            x=league["stoppedAfterTables"],
+            line_dash="dot",
+            annotation_text=f"stopped: {STOP_REASONS.get(league['stopped'], league['stopped'])}",
+        )
+    return _figure(
+        figure,
+        xaxis_title="tables played",
+        yaxis_title=f"half-width (each look at 95%/{league['looks']})",
+        height=360,
     )
 
 
