@@ -144,3 +144,32 @@ def test_two_claude_prompts_on_the_loopback_api(host):
     assert low <= result.difference <= high
     against_bayes = compare(host, honest, BAYES, table, tables=2)
     assert against_bayes.tokens > 0
+
+
+def test_threads_play_the_pairs_serial_plays(host):
+    serial = compare(host, PRESSURE, RANDOM, TABLE, tables=6, seed=4)
+    threads = compare(host, PRESSURE, RANDOM, TABLE, tables=6, seed=4, concurrency=3)
+    assert threads == serial
+
+
+def test_each_look_is_shown_on_stderr_with_a_target(capsys):
+    argv = ["compare", "bayes", "random", "--deals", "6", "--tables", "40", "--target-ci", "0.2"]
+    assert main(argv) == 0
+    looks = [line for line in capsys.readouterr().err.splitlines() if "tables: A - B" in line]
+    # rounds of 4 pairs (a tenth of 40): one line per look, 4, 8, ... tables
+    assert looks and all(
+        line.startswith(f"arena: {4 * (i + 1)} tables:") for i, line in enumerate(looks)
+    )
+
+
+@pytest.mark.usefixtures("api")
+def test_claude_pairs_in_threads_score_as_serial(host):
+    honest = SeatSpec.parse("claude:honest")
+    table = EpisodeRequest(deals=2)
+    serial = compare(host, honest, BAYES, table, tables=2)
+    threads = compare(host, honest, BAYES, table, tables=2, concurrency=2)
+    # token counts follow the server's prompt cache, which sees the requests in another
+    # order; the scores do not
+    assert [(p.a_score, p.b_score) for p in threads.pairs] == [
+        (p.a_score, p.b_score) for p in serial.pairs
+    ]

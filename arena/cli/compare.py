@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from arena.cli.options import add_table_options, bounded, seat_specs, table_request
-from arena.league.compare import DEFAULT_OPPONENTS, compare
+from arena.league.compare import DEFAULT_OPPONENTS, Comparison, compare
+from arena.league.config import MAX_CONCURRENCY
 from arena.plugins import PluginHost
 from arena.seats import SeatSpec
 
@@ -51,6 +53,13 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--seed", type=bounded(int, 0), default=0, help="master seed, >= 0 (default 0)"
     )
+    parser.add_argument(
+        "--concurrency",
+        type=bounded(int, 1, MAX_CONCURRENCY),
+        default=1,
+        help=f"tables in flight in threads, for seats that wait on the network (Claude), "
+        f"1..{MAX_CONCURRENCY}; the result is the same (default 1)",
+    )
     parser.add_argument("--json", action="store_true", help="print JSON (default: text)")
     parser.set_defaults(run=run)
 
@@ -60,6 +69,17 @@ def _one_seat(text: str) -> SeatSpec:
     if len(specs) != 1:
         raise argparse.ArgumentTypeError(f"one seat spec, not {len(specs)}: {text!r}")
     return specs[0]
+
+
+def _show_look(result: Comparison) -> None:
+    """With a target, each look on stderr: the interval narrowing round by round."""
+    if result.looks > 1:
+        low, high = result.ci95
+        print(
+            f"arena: {result.tables} tables: A - B = {result.difference:+.4f}"
+            f" [{low:+.4f}, {high:+.4f}]",
+            file=sys.stderr,
+        )
 
 
 def run(args: argparse.Namespace, host: PluginHost) -> int:
@@ -72,6 +92,8 @@ def run(args: argparse.Namespace, host: PluginHost) -> int:
         tables=args.tables,
         target=args.target_ci,
         seed=args.seed,
+        progress=_show_look,
+        concurrency=args.concurrency,
     )
     if args.json:
         print(json.dumps(result.to_json()))

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 import attrs
 import numpy as np
@@ -137,8 +138,11 @@ def compare(
     seed: int = 0,
     environ: Mapping[str, str] = os.environ,
     progress: Callable[[Comparison], None] = lambda comparison: None,
+    concurrency: int = 1,
 ) -> Comparison:
-    """Play pairs until the target is met or ``tables`` pairs are played."""
+    """Play pairs until the target is met or ``tables`` pairs are played; ``progress`` sees
+    every look. A round's pairs play in up to ``concurrency`` threads (a Claude seat waits
+    on the network) and are kept in table order, so the result does not depend on it."""
     if not opponents:
         raise LeagueError("a comparison needs at least one opponent")
     if table.seats < 2:
@@ -151,14 +155,18 @@ def compare(
         LeagueSpec(entrants, tables=tables, table=table, allow_repeat=True), host, False, environ
     )
     round_size, looks = looks_allowed(tables, table.seats, target)
+
+    def play(index: int) -> Pair:
+        return _play_pair(host, a, b, opponents, table, seed, index, environ)
+
     pairs: list[Pair] = []
-    while True:
-        for index in range(len(pairs), min(tables, len(pairs) + round_size)):
-            pairs.append(_play_pair(host, a, b, opponents, table, seed, index, environ))
-        result = _summary(str(a), str(b), pairs, looks, target)
-        progress(result)
-        if result.stopped != "cap" or len(pairs) >= tables:
-            return result
+    with ThreadPoolExecutor(max_workers=concurrency) as pool:
+        while True:
+            pairs.extend(pool.map(play, range(len(pairs), min(tables, len(pairs) + round_size))))
+            result = _summary(str(a), str(b), pairs, looks, target)
+            progress(result)
+            if result.stopped != "cap" or len(pairs) >= tables:
+                return result
 
 
 def _summary(a: str, b: str, pairs: list[Pair], looks: int, target: float | None) -> Comparison:
