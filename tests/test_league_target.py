@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 
+import attrs
 import numpy as np
 import pytest
 from league_runs import play
@@ -12,7 +13,7 @@ from scipy import stats
 
 from arena.cli import main
 from arena.league.config import LeagueError, LeagueSpec, league_from_mapping, pool_entrants, rounds
-from arena.league.report import league_report, report_tables
+from arena.league.report import league_report, report_tables, separation
 from arena.runner import EpisodeRequest
 from arena.seats import SeatSpec
 from arena.web.report import report_figures
@@ -152,3 +153,43 @@ def test_a_league_without_a_target_has_no_narrowing(tmp_path, host):
     report = league_report(path)
     assert "narrowing" not in report and report["league"]["stopped"] == "cap"
     assert report_figures(report, [])["narrowing-plot"] is None
+
+
+def test_separation_of_an_adjacent_pair_by_hand():
+    # x and y at three tables: x 0.8, 0.6, 0.7; y 0.5, 0.5, 0.3 -> d = 0.3, 0.1, 0.4;
+    # mean 0.266667; deviations 0.033333, -0.166667, 0.133333, squares sum 0.046667;
+    # s^2 = 0.023333, s = 0.152753, se = s / sqrt(3) = 0.088192; one look:
+    # t(0.975, 2 df) = 4.302653 -> half 4.302653 * 0.0881917 = 0.379458 -> [-0.112791, 0.646125]
+    seats = [
+        (2 * t + i, t, name, score, 0, 6)
+        for t, pair in enumerate([(0.8, 0.5), (0.6, 0.5), (0.7, 0.3)])
+        for i, (name, score) in enumerate(zip("xy", pair, strict=True))
+    ]
+    settings = {"looks": 1, "targetCi": 0.4}
+    (pair,) = separation(seats, settings)
+    assert (pair["higher"], pair["lower"], pair["tables"]) == ("x", "y", 3)
+    assert pair["difference"] == pytest.approx(0.266667, abs=1e-6)
+    assert pair["ci95"] == pytest.approx([-0.112791, 0.646125], abs=1e-6)
+    assert not pair["settled"]  # holds 0, and reaches past 0.4
+    (wider,) = separation(seats, settings | {"targetCi": 0.7})
+    assert wider["settled"]  # inside [-0.7, 0.7]: level within the target
+
+
+def test_separate_stops_once_every_adjacent_pair_is_settled(tmp_path, host):
+    spec = attrs.evolve(TARGET, target_ci=0.15, separate=True)
+    path = tmp_path / "separate.sqlite"
+    state = play(path, spec, host)
+    assert state.stopped == "target" and state.done < spec.tables
+    report = league_report(path)
+    assert [p["higher"] for p in report["separation"]] == [
+        s["entrant"] for s in report["standings"][:-1]
+    ]
+    assert all(p["settled"] for p in report["separation"])
+
+
+def test_separate_needs_a_target():
+    with pytest.raises(LeagueError, match="separate needs target_ci"):
+        LeagueSpec(ENTRANTS, separate=True)
+    data = {"entrants": {"a": "bayes", "b": "pressure"}, "table": {"seats": 2}}
+    with pytest.raises(LeagueError, match="separate must be true or false"):
+        league_from_mapping(data | {"league": {"target_ci": 0.1, "separate": "yes"}})

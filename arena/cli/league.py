@@ -125,6 +125,12 @@ def add_run_options(parser: argparse.ArgumentParser, with_file: bool) -> None:
         " (default: play all --tables)",
     )
     parser.add_argument(
+        "--separate",
+        action="store_true",
+        help="with --target-ci: stop once every adjacent pair in the ranking is separated or"
+        " within W of each other (default: every half-width <= W)",
+    )
+    parser.add_argument(
         "--budget-usd", type=bounded(float, 0), help="stop before passing it, >= 0 (default: none)"
     )
     parser.add_argument(
@@ -172,7 +178,10 @@ def league_spec(args: argparse.Namespace) -> LeagueSpec:
     )
     concurrency = args.concurrency or args.workers or spec.concurrency
     target = args.target_ci if args.target_ci is not None else spec.target_ci
-    return attrs.evolve(spec, budget=budget, concurrency=concurrency, target_ci=target)
+    separate = args.separate or spec.separate
+    return attrs.evolve(
+        spec, budget=budget, concurrency=concurrency, target_ci=target, separate=separate
+    )
 
 
 def run(args: argparse.Namespace, host: PluginHost) -> int:
@@ -209,8 +218,9 @@ def run(args: argparse.Namespace, host: PluginHost) -> int:
         if not state.done:  # nothing to report: not a success either
             return 1
     elif state.stopped == "target":
+        met = "every adjacent pair separated or within" if spec.separate else "every half-width <="
         print(
-            f"arena: target met: every half-width <= {spec.target_ci} after"
+            f"arena: target met: {met} {spec.target_ci} after"
             f" {state.done // spec.rotations} of {spec.tables} tables",
             file=sys.stderr,
         )

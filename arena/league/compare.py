@@ -33,7 +33,7 @@ from arena import seeding
 from arena.league.config import Entrant, LeagueError, LeagueSpec, rounds
 from arena.league.cost import TOKEN_KINDS, price_of, seat_tokens
 from arena.league.run import check_league, model_of
-from arena.league.standings import Tables
+from arena.league.standings import DIFFERENCE_RANGE, Tables
 from arena.plugins import PluginHost
 from arena.runner import EpisodeRequest, run_episode
 from arena.seats import SeatSpec
@@ -41,8 +41,6 @@ from arena.seats import SeatSpec
 COMPARE = 5
 """Seed-stream domain of a comparison's table seeds (see arena.seeding)."""
 ALPHA = 0.05
-DIFFERENCE_RANGE = (-1.0, 1.0)
-"""A score lies in [0, 1] (rules.md), so a difference of two lies in [-1, 1]."""
 DEFAULT_OPPONENTS = (SeatSpec("bayes"), SeatSpec("pressure"))
 
 

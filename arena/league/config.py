@@ -106,6 +106,9 @@ class LeagueSpec:
     target_ci: float | None = None
     """Stop after a round once every entrant's mean-score half-width is at most this;
     ``tables`` is then the cap (:meth:`looks`)."""
+    separate: bool = False
+    """With ``target_ci``: stop instead once every adjacent pair in the ranking is separated
+    (their difference's interval excludes 0) or within ``target_ci`` of each other."""
 
     def __attrs_post_init__(self) -> None:
         names = [e.name for e in self.entrants]
@@ -123,6 +126,8 @@ class LeagueSpec:
             raise LeagueError(f"target_ci must be a number > 0, got {self.target_ci!r}")
         if self.target_ci is not None and self.schedule != "balanced":
             raise LeagueError("target_ci plays rounds of a balanced schedule")
+        if self.separate and self.target_ci is None:
+            raise LeagueError("separate needs target_ci: the width two entrants count as level")
         if self.schedule not in SCHEDULES:
             raise LeagueError(f"unknown schedule {self.schedule!r} (known: {', '.join(SCHEDULES)})")
         _whole(self.tables, "tables", high=MAX_EPISODES)
@@ -168,7 +173,7 @@ class LeagueSpec:
     def settings(self) -> dict:
         """The JSON form stored with the league, to refuse resuming a different one."""
         table = self.table
-        return {
+        settings = {
             "entrants": {e.name: str(e.spec) for e in self.entrants},
             "tables": self.tables,
             "seed": self.seed,
@@ -181,9 +186,12 @@ class LeagueSpec:
             "maxBids": table.max_bids,
             "talk": table.talk,
             "clock": table.clock,
-        } | (
-            {"targetCi": self.target_ci, "looks": self.looks} if self.target_ci is not None else {}
-        )
+        }
+        if self.target_ci is not None:  # only then: a league stored before still resumes
+            settings |= {"targetCi": self.target_ci, "looks": self.looks}
+        if self.separate:
+            settings["separate"] = True
+        return settings
 
 
 def pool_entrants(specs: Iterable[SeatSpec]) -> tuple[Entrant, ...]:
@@ -234,6 +242,7 @@ def league_from_mapping(data: Mapping[str, Any]) -> LeagueSpec:
             "budget_usd",
             "budget_tokens",
             "target_ci",
+            "separate",
         ),
     )
     _known(table, "[table]", ("mode", "deals", "seats", "max_bids", "talk", "clock", "engine"))
@@ -264,6 +273,8 @@ def league_from_mapping(data: Mapping[str, Any]) -> LeagueSpec:
         raise LeagueError("[table]: mode must be a string and talk true or false")
     if table.get("engine", "auto") not in ENGINES:
         raise LeagueError(f"[table]: engine must be one of {', '.join(ENGINES)}")
+    if not isinstance(league.get("separate", False), bool):
+        raise LeagueError(f"separate must be true or false, got {league['separate']!r}")
     for key in ("budget_usd", "budget_tokens"):
         if not isinstance(league.get(key, 0), (int, float)) or league.get(key, 0) < 0:
             raise LeagueError(f"{key} must be a number >= 0, got {league[key]!r}")
@@ -277,6 +288,7 @@ def league_from_mapping(data: Mapping[str, Any]) -> LeagueSpec:
         allow_repeat=bool(league.get("allow_repeat", False)),
         budget=Budget(league.get("budget_usd"), league.get("budget_tokens")),
         target_ci=league.get("target_ci"),
+        separate=league.get("separate", False),
         concurrency=_whole(limits.pop("concurrency", 1), "concurrency"),
         api_limits=ApiLimits(**limits),
         prices=prices,

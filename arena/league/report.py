@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from rich import box
 from rich.table import Table
 
@@ -22,6 +24,7 @@ from arena.audit import run_pooled
 from arena.league.config import rounds
 from arena.league.cost import TOKEN_KINDS
 from arena.league.standings import (
+    DIFFERENCE_RANGE,
     STAND_IN,
     TOO_FEW,
     TOO_FEW_NOTE,
@@ -79,6 +82,7 @@ def league_report(path: str | Path, reporters: list[Reporter] = ()) -> dict[str,
         "league": settings | {"episodesStored": len(results)} | stop,
         **ranking(seats, taken, looks),
         **({"narrowing": narrowing(seats, settings)} if looks > 1 else {}),
+        **({"separation": separation(seats, settings)} if settings.get("separate") else {}),
         "cost": cost,
         "audit": run_pooled(reporters, results) if results else {},
     }
@@ -106,6 +110,40 @@ def narrowing(seats: list[tuple], settings: dict[str, Any]) -> list[dict[str, An
             {
                 "tables": min(end, played),
                 "halfWidth": {s["entrant"]: (s["ci95"][1] - s["ci95"][0]) / 2 for s in table},
+            }
+        )
+    return found
+
+
+def separation(seats: list[tuple], settings: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each adjacent pair in the ranking: the higher one's mean score less the lower one's,
+    paired by table (the tables both sat at, each entrant's mean score there), with its
+    t-interval at the league's per-look level; ``settled`` when that interval excludes 0 or
+    lies within the league's target of 0."""
+    order = [s["entrant"] for s in ranking(seats, [], settings["looks"])["standings"]]
+    sums: dict[tuple[int, str], list[float]] = {}
+    for _, table, name, score, *_ in seats:
+        sums.setdefault((table, name), []).append(score)
+    means = {key: sum(v) / len(v) for key, v in sums.items()}
+    tables = sorted({table for table, _ in means})
+    width = settings["targetCi"]
+    found = []
+    for higher, lower in itertools.pairwise(order):
+        both = [t for t in tables if (t, higher) in means and (t, lower) in means]
+        differences = np.array([means[t, higher] - means[t, lower] for t in both]).reshape(-1, 1)
+        low, high = DIFFERENCE_RANGE  # under two shared tables: nothing is ruled out
+        if len(both) >= 2:
+            groups = Tables(range(len(both)), looks=settings["looks"])
+            ci, _ = groups.ratio_ci(differences, np.ones_like(differences), DIFFERENCE_RANGE)
+            low, high = float(ci[0, 0]), float(ci[0, 1])
+        found.append(
+            {
+                "higher": higher,
+                "lower": lower,
+                "tables": len(both),
+                "difference": float(differences.mean()) if both else 0.0,
+                "ci95": [low, high],
+                "settled": low > 0 or high < 0 or (-width <= low and high <= width),
             }
         )
     return found

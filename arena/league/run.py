@@ -119,9 +119,12 @@ def _round_limits(spec: LeagueSpec) -> Iterator[float]:
 
 
 def _target_met(spec: LeagueSpec, store: LeagueStore) -> bool:
-    """Every entrant's mean-score interval (at the league's per-look level) within target."""
-    standings = league_report(store.path)["standings"]
-    return all((s["ci95"][1] - s["ci95"][0]) / 2 <= spec.target_ci for s in standings)
+    """Every entrant's mean-score interval (at the league's per-look level) within target;
+    with ``separate``, every adjacent pair in the ranking settled."""
+    report = league_report(store.path)
+    if spec.separate:
+        return all(pair["settled"] for pair in report["separation"])
+    return all((s["ci95"][1] - s["ci95"][0]) / 2 <= spec.target_ci for s in report["standings"])
 
 
 def _store_arrived(spec, store, pool, provenance, environ, state, spent_episodes) -> int:

@@ -54,6 +54,8 @@ TOO_FEW_NOTE = (
 """The line under a table of figures that holds a marked interval (fits 80 columns)."""
 SCORE_RANGE = (0.0, 1.0)
 """rules.md's score: 0.5 + points / (2 deals), points between -deals and +deals."""
+DIFFERENCE_RANGE = (-1.0, 1.0)
+"""One score less another: each lies in :data:`SCORE_RANGE`."""
 PER_DEAL_RANGE = (-1.0, 1.0)
 """Net points one entrant takes from another per deal: one challenge per deal moves one."""
 
