@@ -47,7 +47,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         "--target-ci",
         type=bounded(float, above=0),
         metavar="W",
-        help="stop after a round once the interval's half-width is at most W or it "
+        help="W > 0: stop after a round once the interval's half-width is at most W or it "
         "excludes 0 (default: play all --tables)",
     )
     parser.add_argument(

@@ -120,8 +120,8 @@ def add_run_options(parser: argparse.ArgumentParser, with_file: bool) -> None:
         "--target-ci",
         type=bounded(float, above=0),
         metavar="W",
-        help="play rounds of tables (a tenth of --tables, at least one per entrant) and stop"
-        " once every entrant's interval has half-width <= W; --tables is then the cap"
+        help="W > 0: play rounds of tables (a tenth of --tables, at least one per entrant) and"
+        " stop once every entrant's interval has half-width <= W; --tables is then the cap"
         " (default: play all --tables)",
     )
     parser.add_argument(
