@@ -19,7 +19,12 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from arena import logs
-from arena.sandbox.discovery import ENTRY_POINT_GROUP, FIRST_PARTY_DISTRIBUTION, WITHHELD
+from arena.sandbox.discovery import (
+    ENTRY_POINT_GROUP,
+    FALLBACK_PLUGIN,
+    FIRST_PARTY_DISTRIBUTION,
+    WITHHELD,
+)
 
 if TYPE_CHECKING:  # a sandbox worker imports this module: no modes, no numpy
     from arena.modes import Mode
@@ -28,8 +33,6 @@ if TYPE_CHECKING:  # a sandbox worker imports this module: no modes, no numpy
 
 LOCAL = {"distribution": "local", "version": "", "isolation": "in-process"}
 """Provenance of a plugin registered by hand (tests, the conformance kit)."""
-FALLBACK_PLUGIN = "scripted"
-"""The essential first-party entry point that registers rule 11's fallback seat."""
 FALLBACK_SEAT = "bayes"
 """Rule 11's fallback seat."""
 

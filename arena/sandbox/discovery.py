@@ -29,7 +29,9 @@ if TYPE_CHECKING:  # a worker imports this module's names, not importlib.metadat
 
 ENTRY_POINT_GROUP = "arena"
 FIRST_PARTY_DISTRIBUTION = "liars-arena"
-ESSENTIAL_PLUGINS = frozenset({"dice", "scripted"})
+FALLBACK_PLUGIN = "scripted"
+"""The essential first-party entry point that registers rule 11's fallback seat."""
+ESSENTIAL_PLUGINS = frozenset({"dice", FALLBACK_PLUGIN})
 """First-party entry points the core needs (the default mode, rule 11's bayes): never withheld."""
 
 log = get_logger(__name__)
