@@ -69,8 +69,8 @@ def run(args: argparse.Namespace, host: PluginHost) -> int:
     try:
         import uvicorn
 
+        from arena.loopback import is_loopback
         from arena.web.serve import TableServer, build_app
-        from arena.web.serve_guard import is_loopback
         from arena.web.serve_table import checked_specs
     except ImportError:
         needs = "arena serve needs the web extra: pip install 'liars-arena[web]'"

@@ -32,7 +32,6 @@ never stored, so a resumed league plays them again from the same seeds.
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 import multiprocessing
 import os
@@ -50,6 +49,7 @@ from arena import logs
 from arena.league.schedule import Fixture
 from arena.league.store import challenge_points, compress_log, results_text
 from arena.limits import Limits
+from arena.loopback import is_loopback
 from arena.plugins import PluginHost, load
 from arena.runner import run_episode
 
@@ -352,13 +352,7 @@ def _log_ray_errors(ray) -> None:
 def _on_loopback(address: str | None) -> bool:
     """Whether the driver's node belongs on 127.0.0.1: a private instance, or a cluster
     joined at a loopback address (``auto`` joins this machine's cluster, which may not be)."""
-    if not address:
-        return True
-    host = address.rpartition(":")[0].strip("[]")
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return host == "localhost"
+    return not address or is_loopback(address.rpartition(":")[0].strip("[]"))
 
 
 def _quiet_ray() -> None:

@@ -16,7 +16,6 @@ is a 4xx with its reason, never a 500.
 
 from __future__ import annotations
 
-import ipaddress
 import json
 from typing import Any
 
@@ -38,16 +37,6 @@ class Refused(Exception):
         super().__init__(reason)
         self.status = status
         self.reason = reason
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` (an address or ``localhost``) is this machine only."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def own_hosts(host: str) -> list[str]:
