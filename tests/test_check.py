@@ -18,7 +18,7 @@ from pathlib import Path
 
 import attrs
 import pytest
-from episode_strategies import ended_requests, requests
+from episode_strategies import Ending, ended_requests, requests
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -26,7 +26,7 @@ from arena.check import check_results, distinct_episodes, load_checked, verify
 from arena.cli import main
 from arena.eventlog import LogError
 from arena.runner import EpisodeRequest, run_episode
-from arena.seats import SeatQuit, SeatSpec
+from arena.seats import SeatSpec
 
 SEATS = tuple(SeatSpec.parse(name) for name in ("bayes", "pressure", "random", "bayes"))
 DICE_TABLE = EpisodeRequest(mode="dice", seed=11, deals=8, max_bids=3, seat_specs=SEATS)
@@ -519,22 +519,7 @@ QUIT_AT = 3
 
 def quitting_log(host, path: Path) -> list[dict]:
     """QUIT_TABLE played by a person who moves as bayes would, then leaves at decision QUIT_AT."""
-
-    def person(context):
-        moves = host.registry.seat("bayes").factory(context)
-        asked = 0
-
-        class Person:
-            def decide(self, view):
-                nonlocal asked
-                asked += 1
-                if asked == QUIT_AT:
-                    raise SeatQuit("q")
-                return moves.decide(view)
-
-        return Person()
-
-    seats = {"human": person}
+    seats = Ending("quit", QUIT_AT).seats(host)
     _, records = run_episode(host, QUIT_TABLE, log_path=path, environ={}, local_seats=seats)
     return records
 
