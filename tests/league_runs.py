@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 from arena.league.run import run_league
 from arena.league.store import LeagueStore
 
@@ -12,3 +15,14 @@ def play(path, league, host, executor="serial", **options):
         return run_league(league, store, host, executor=executor, **options)
     finally:
         store.close()
+
+
+def league_process(db, *args: str, **popen) -> subprocess.Popen:
+    """``arena league run --db DB --json ARGS`` in its own process group, as a terminal runs
+    a job; its output piped as text unless ``popen`` says otherwise."""
+    options = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True} | popen
+    return subprocess.Popen(
+        [sys.executable, "-m", "arena.cli", "league", "run", "--db", str(db), "--json", *args],
+        start_new_session=True,
+        **options,
+    )

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import attrs
 import pytest
+from league_runs import league_process
 
 from arena.league.config import Entrant, LeagueSpec
 from arena.league.executors import RETRIES, Processes, Serial, WorkerFailed
@@ -41,17 +42,6 @@ EPISODES = 4 * 4
 def arena(*args: str, env=None) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "arena.cli", *args], capture_output=True, text=True, env=env
-    )
-
-
-def league(db, *args: str) -> subprocess.Popen:
-    """A league in its own process group, as a terminal runs a job."""
-    return subprocess.Popen(
-        [sys.executable, "-m", "arena.cli", "league", "run", "--db", str(db), "--json", *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
     )
 
 
@@ -95,7 +85,7 @@ def test_a_worker_killed_mid_league_is_replaced_and_the_standings_are_serials(
     tmp_path, serial_standings
 ):
     db = tmp_path / "killed.sqlite"
-    proc = league(db, *SLOW, "--workers", "2")
+    proc = league_process(db, *SLOW, "--workers", "2")
     try:
         deadline = time.monotonic() + 60
         while stored(db) < 2 and proc.poll() is None and time.monotonic() < deadline:
@@ -227,7 +217,7 @@ def test_ctrl_c_while_a_workers_league_starts_prints_one_line(tmp_path):
     workers, and always the one line and exit code 130."""
     chooser = random.Random(22)
     for attempt in range(10):
-        proc = league(tmp_path / f"c{attempt}.sqlite", *SLOW, "--workers", "2")
+        proc = league_process(tmp_path / f"c{attempt}.sqlite", *SLOW, "--workers", "2")
         try:
             deadline = time.monotonic() + 30
             while not importing_the_arena(proc.pid) and time.monotonic() < deadline:

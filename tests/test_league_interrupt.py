@@ -16,6 +16,7 @@ import time
 
 import pytest
 import structlog
+from league_runs import league_process
 from messages_server import MessagesServer, table_player
 
 from arena.cli import main
@@ -32,15 +33,7 @@ EPISODES = 12 * 4
 
 
 def league(tmp_path, db, *args, env=None) -> subprocess.Popen:
-    return subprocess.Popen(
-        [sys.executable, "-m", "arena.cli", "league", "run", "--db", str(db), "--json", *args],
-        cwd=tmp_path,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-        env=env,
-    )
+    return league_process(db, *args, cwd=tmp_path, stdout=subprocess.DEVNULL, env=env)
 
 
 def stored(db) -> int:

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import attrs
 import pytest
+from league_runs import league_process
 
 pytestmark = pytest.mark.slow
 
@@ -50,17 +51,6 @@ def arena(*args: str, env=None) -> subprocess.CompletedProcess:
         text=True,
         env=env,
         timeout=300,
-    )
-
-
-def league(db, *args: str, env) -> subprocess.Popen:
-    return subprocess.Popen(
-        [sys.executable, "-m", "arena.cli", "league", "run", "--db", str(db), "--json", *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-        start_new_session=True,
     )
 
 
@@ -250,7 +240,7 @@ def test_a_worker_killed_on_the_second_node_does_not_stop_the_league(
     mid-table: Ray plays the table again and the standings are serial's bytes."""
     db = tmp_path / "killed.sqlite"
     env = without_ray_env() | cluster.token_env
-    proc = league(db, *SLOW, "--executor", "ray", "--address", cluster.address,
+    proc = league_process(db, *SLOW, "--executor", "ray", "--address", cluster.address,
                   "--concurrency", "2", env=env)  # fmt: skip
     try:
         deadline = time.monotonic() + 120
@@ -320,7 +310,7 @@ def test_a_lost_node_does_not_stop_the_league(tmp_path, cluster, serial_slow):
     the head. Last in the module: the cluster has one node after it."""
     db = tmp_path / "node.sqlite"
     env = without_ray_env() | cluster.token_env
-    proc = league(db, *SLOW, "--executor", "ray", "--address", cluster.address,
+    proc = league_process(db, *SLOW, "--executor", "ray", "--address", cluster.address,
                   "--concurrency", "2", env=env)  # fmt: skip
     try:
         deadline = time.monotonic() + 120
