@@ -35,11 +35,12 @@ pytest.importorskip("ray", reason="the ray extra is not installed (pip install '
 
 
 POOL = ["--pool", "bayes,pressure,random,bayes", "--tables", "3", "--duplicate", "--deals", "8"]
-# 64 episodes on the Python engine, a fifth of a second each: a kill lands while tables
-# play, after the worker node's first worker took its seconds to start.
-SLOW = ["--pool", "bayes,pressure,random,bayes", "--tables", "16", "--duplicate"]
+# 128 episodes on the Python engine, a fifth of a second each: a kill lands while tables
+# play, after the worker node's first worker took its seconds to start (with 64, a loaded
+# machine once let the head node play them all before the worker node's worker was up).
+SLOW = ["--pool", "bayes,pressure,random,bayes", "--tables", "32", "--duplicate"]
 SLOW += ["--deals", "200", "--engine", "python", "--seed", "3"]
-EPISODES = 64
+EPISODES = 128
 RAY = str(Path(sys.executable).with_name("ray"))
 START_TIMEOUT = 120
 
@@ -233,6 +234,13 @@ def test_joining_without_the_token_setting_is_one_line(tmp_path, cluster):
     assert stored(tmp_path / "x.sqlite") == 0
 
 
+def _ended(proc: subprocess.Popen) -> str:
+    """What a league that should still be playing said, if it has ended."""
+    if proc.poll() is None:
+        return "the league is still playing"
+    return f"the league ended first (exit {proc.returncode}): {proc.communicate()[1][-2000:]}"
+
+
 def test_a_worker_killed_on_the_second_node_does_not_stop_the_league(
     tmp_path, cluster, serial_slow
 ):
@@ -248,7 +256,7 @@ def test_a_worker_killed_on_the_second_node_does_not_stop_the_league(
         while not victims and proc.poll() is None and time.monotonic() < deadline:
             victims = table_workers(raylets(cluster.worker_dir))
             time.sleep(0.05)
-        assert victims, "no table was played on the worker node"
+        assert victims, f"no table was played on the worker node: {_ended(proc)}"
         before = stored(db)
         os.kill(victims[0], signal.SIGKILL)
         out, err = proc.communicate(timeout=240)
@@ -317,7 +325,7 @@ def test_a_lost_node_does_not_stop_the_league(tmp_path, cluster, serial_slow):
         node = raylets(cluster.worker_dir)
         while not table_workers(node) and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert table_workers(node), "no table was played on the worker node"
+        assert table_workers(node), f"no table was played on the worker node: {_ended(proc)}"
         before = stored(db)
         for pid in node:
             os.kill(pid, signal.SIGKILL)
