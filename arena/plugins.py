@@ -139,7 +139,8 @@ class PluginHost:
             put(reg.modes, mode.name, (mode, source), source)
 
         def register_seat(
-            name, factory, description="", stochastic=False, argument=None, person=None
+            name, factory, description="", stochastic=False, argument=None, person=None,
+            paid=None,
         ) -> None:
             seat = SeatType(
                 name,
@@ -150,6 +151,7 @@ class PluginHost:
                 argument,
                 provenance=provenance,
                 person=person,
+                paid=paid,
             )
             put(reg.seats, name, seat, source)
 

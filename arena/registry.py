@@ -13,7 +13,7 @@ pytest's essential plugins cannot be disabled.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -95,6 +95,24 @@ class PluginInfo:
 
 
 @attrs.frozen
+class PaidCalls:
+    """What a seat whose decisions are paid model calls declares, so that a league can
+    spell its settings, check for its key and price it without importing the seat."""
+
+    key_env: str
+    """The environment variable holding its API key; without it the seat's decisions are
+    played by a stand-in, so a league refuses it unless told to allow stand-ins."""
+    model: Callable[[str | None, Mapping[str, str]], str]
+    """``model(arg, environ)``: the model a seat of that ``name:ARG`` calls, for pricing;
+    raises ``ValueError`` with a one-line reason for an arg it cannot play."""
+    arg_key: str = "arg"
+    """What a league file's entrant table calls the seat's argument."""
+    settings: tuple[str, ...] = ()
+    """What else an entrant table may spell, in the order the arg's query gives them:
+    ``{seat = "s", arg = "a", model = "m"}`` is the spec ``s:a?model=m``."""
+
+
+@attrs.frozen
 class SeatType:
     name: str
     factory: Callable[..., Any] | None
@@ -112,6 +130,8 @@ class SeatType:
     """For a seat a person plays: ``person(mode, deals, viewer)`` makes the ``on_record``
     feed that shows them the table at the terminal. Such a seat waits for a person, so a
     league, which plays unattended, refuses it."""
+    paid: PaidCalls | None = None
+    """For a seat whose decisions are paid model calls: what a league needs to know."""
 
     @property
     def sandboxed(self) -> bool:
