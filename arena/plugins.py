@@ -139,8 +139,7 @@ class PluginHost:
             put(reg.modes, mode.name, (mode, source), source)
 
         def register_seat(
-            name, factory, description="", stochastic=False, argument=None, person=None,
-            paid=None,
+            name, factory, description="", stochastic=False, argument=None, person=None, paid=None
         ) -> None:
             seat = SeatType(
                 name,
