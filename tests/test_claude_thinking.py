@@ -141,10 +141,11 @@ def test_thinking_and_effort_come_from_the_environment_unless_the_spec_says():
     assert (mine.thinking, mine.request_max_tokens) == ("adaptive", 16000)
 
 
-def test_a_league_entrant_takes_the_same_settings_as_a_seat_spec():
+def test_a_league_entrant_takes_the_same_settings_as_a_seat_spec(host):
     honest = {"seat": "claude", "policy": "honest", "model": "claude-sonnet-4-6"}
     entrants = {"honest": honest | {"thinking": "off", "effort": "low"}, "b": "bayes"}
-    entrant, _ = league_from_mapping({"entrants": entrants, "table": {"seats": 2}}).entrants
+    league = league_from_mapping({"entrants": entrants, "table": {"seats": 2}}, host.registry.seats)
+    entrant, _ = league.entrants
     assert str(entrant.spec) == "claude:honest?model=claude-sonnet-4-6&thinking=off&effort=low"
     settings = model_settings(parse_arg(entrant.spec.arg).overrides, {})
     assert (settings.thinking, settings.effort) == ("off", "low")

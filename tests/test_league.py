@@ -19,10 +19,12 @@ from plugins_for_tests.harness import plugged
 from arena import hookimpl
 from arena.cli import main
 from arena.league.config import Entrant, LeagueError, LeagueSpec, league_from_mapping
+from arena.league.cost import override
 from arena.league.report import league_report
-from arena.league.run import check_league
+from arena.league.run import check_league, model_of
 from arena.league.schedule import fixtures, schedule
 from arena.league.store import LeagueStore, StoreError
+from arena.registry import PaidCalls
 from arena.runner import EpisodeRequest
 from arena.seats import SeatSpec
 
@@ -138,7 +140,7 @@ def test_too_few_entrants_need_allow_repeat():
 # --- the league file --------------------------------------------------------------------
 
 
-def test_a_league_file_names_entrants_and_their_claude_settings():
+def test_a_league_file_names_entrants_and_their_claude_settings(host):
     league = league_from_mapping(
         {
             "league": {"seed": 3, "tables": 2, "duplicate": True, "budget_usd": 1.5},
@@ -151,7 +153,8 @@ def test_a_league_file_names_entrants_and_their_claude_settings():
                 "rand": "random",
             },
             "prices": {"m": {"input": 2.0}},
-        }
+        },
+        host.registry.seats,
     )
     assert [str(e.spec) for e in league.entrants] == [
         "bayes",
@@ -180,9 +183,9 @@ def test_a_league_file_names_entrants_and_their_claude_settings():
         ({"entrants": {"a": "bayes"}, "table": {"engine": "fast"}}, "engine must be one of auto"),
     ],
 )
-def test_league_file_mistakes_are_named(data, message):
+def test_league_file_mistakes_are_named(data, message, host):
     with pytest.raises(LeagueError, match=message):
-        league_from_mapping(data)
+        league_from_mapping(data, host.registry.seats)
 
 
 # --- running and storing ------------------------------------------------------------------
@@ -373,3 +376,47 @@ def test_a_league_refuses_whichever_seat_declares_a_person():
             check_league(attended, host, allow_stand_in=False, environ={})
         unattended = league_from_mapping({"entrants": {**entrants, "d": "butler"}})
         check_league(unattended, host, allow_stand_in=False, environ={})  # raises nothing
+
+
+class PaidSeatPlugin:
+    """A third party's seat whose decisions are paid calls: it says so with ``paid=``."""
+
+    @hookimpl
+    def register_seats(self, register):
+        def model(arg, environ):
+            if arg == "broken":
+                raise ValueError("no such persona")
+            return environ.get("ORACLE_MODEL", "oracle-1")
+
+        paid = PaidCalls("ORACLE_KEY", model, arg_key="persona", settings=("tone", "depth"))
+        register("oracle", lambda context: None, argument="a persona", paid=paid)
+
+
+def test_a_league_spells_checks_and_prices_whichever_seat_declares_paid_calls():
+    """The league knows a paid seat by its declaration, not by the name ``claude``."""
+    entrants = {"a": "bayes", "b": "random", "c": "pressure"}
+    # Declared settings become the arg's query in the declared order, whatever the table's:
+    # {persona = "sage", depth = 3, tone = "dry"} is oracle:sage?tone=dry&depth=3.
+    table = {"seat": "oracle", "depth": 3, "tone": "dry", "persona": "sage"}
+    with plugged(PaidSeatPlugin(), "oracles") as (host, info):
+        assert info.broken is None
+        seats = host.registry.seats
+        league = league_from_mapping({"entrants": {**entrants, "o": table}}, seats)
+        assert str(league.entrants[3].spec) == "oracle:sage?tone=dry&depth=3"
+        with pytest.raises(LeagueError, match=r"entrant 'o': unknown key 'arg' \(known: persona"):
+            league_from_mapping({"entrants": {"o": {"seat": "oracle", "arg": "sage"}}}, seats)
+        with pytest.raises(LeagueError, match="entrant 'o': a oracle entrant needs persona = "):
+            league_from_mapping({"entrants": {"o": {"seat": "oracle", "tone": "dry"}}}, seats)
+        with pytest.raises(LeagueError, match=r"^no ORACLE_KEY: oracle entrants \(o\) would"):
+            check_league(league, host, allow_stand_in=False, environ={"ORACLE_KEY": "  "})
+        # With stand-ins allowed, or with the key, the check goes on to the price of the
+        # model the seat declares it calls: oracle-1, which no table prices.
+        for allow, environ in ((True, {}), (False, {"ORACLE_KEY": "k"})):
+            with pytest.raises(LeagueError, match="entrant 'o': no price for model 'oracle-1'"):
+                check_league(league, host, allow_stand_in=allow, environ=environ)
+        priced = attrs.evolve(league, prices={"oracle-2": override("oracle-2", {"input": 1.0})})
+        check_league(priced, host, False, {"ORACLE_KEY": "k", "ORACLE_MODEL": "oracle-2"})
+        assert model_of(host.registry, SeatSpec.parse("oracle:sage"), {}) == "oracle-1"
+        assert model_of(host.registry, SeatSpec.parse("bayes"), {}) is None
+        with pytest.raises(LeagueError, match="seat oracle:broken: no such persona"):
+            model_of(host.registry, SeatSpec.parse("oracle:broken"), {})

@@ -128,7 +128,7 @@ def test_a_budget_stops_the_league_before_it_would_be_passed_and_resumes(
 
 
 def test_claude_entrants_without_a_key_are_refused_unless_stand_ins_are_allowed(tmp_path, host):
-    with pytest.raises(LeagueError, match=r"no ANTHROPIC_API_KEY: Claude entrants \(honest, "):
+    with pytest.raises(LeagueError, match=r"no ANTHROPIC_API_KEY: claude entrants \(honest, "):
         play(tmp_path / "l.sqlite", LEAGUE, host)
     with sqlite3.connect(tmp_path / "l.sqlite") as db:
         assert db.execute("SELECT COUNT(*) FROM league").fetchone() == (0,)

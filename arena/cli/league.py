@@ -152,13 +152,13 @@ def add_run_options(parser: argparse.ArgumentParser, with_file: bool) -> None:
     parser.set_defaults(run=run)
 
 
-def league_spec(args: argparse.Namespace) -> LeagueSpec:
+def league_spec(args: argparse.Namespace, host: PluginHost) -> LeagueSpec:
     """The league the file or the flags describe, with the command line's overrides."""
     file = getattr(args, "file", None)
     if file:
         if args.pool:
             raise LeagueError("give a league file or --pool, not both")
-        spec = read_league_file(file)
+        spec = read_league_file(file, host.registry.seats)
     else:
         if not args.pool:
             raise LeagueError("give a league file or --pool SPEC,...")
@@ -185,7 +185,7 @@ def league_spec(args: argparse.Namespace) -> LeagueSpec:
 
 
 def run(args: argparse.Namespace, host: PluginHost) -> int:
-    spec = league_spec(args)
+    spec = league_spec(args, host)
     executor = args.executor or ("process" if args.workers and not args.concurrency else "thread")
     db = args.db or DEFAULT_DB
     store = LeagueStore(db)

@@ -217,7 +217,7 @@ def _play_pair(
             if seat["slot"] == slot:
                 scores.append(seat["score"])
             counts = seat_tokens(seat)
-            model = model_of(specs[seat["slot"]], environ)
+            model = model_of(host.registry, specs[seat["slot"]], environ)
             price = price_of(model, {}) if model is not None else None
             usd += price.usd(counts) if price else 0.0
             tokens += sum(counts[kind] for kind in TOKEN_KINDS)

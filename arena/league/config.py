@@ -22,10 +22,10 @@ from arena.engine import MAX_DEALS
 from arena.fast import ENGINES
 from arena.league.cost import RATE_KEYS, Price, override
 from arena.limits import Limits as ApiLimits
+from arena.registry import SeatType
 from arena.rules import MAX_BIDS_CAP, MAX_SEATS, MIN_SEATS
 from arena.runner import EpisodeRequest
 from arena.seats import SeatSpec
-from arena_plugins.claude.settings import SETTINGS as CLAUDE_SETTINGS
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -206,8 +206,10 @@ def pool_entrants(specs: Iterable[SeatSpec]) -> tuple[Entrant, ...]:
     return tuple(entrants)
 
 
-def read_league_file(path: str | Path) -> LeagueSpec:
-    """A league file as a :class:`LeagueSpec`; every mistake is one :class:`LeagueError` line."""
+def read_league_file(path: str | Path, seats: Mapping[str, SeatType] | None = None) -> LeagueSpec:
+    """A league file as a :class:`LeagueSpec`; every mistake is one :class:`LeagueError` line.
+
+    ``seats`` (the registry's) says how a paid seat's entrant table is spelled."""
     try:
         with open(path, "rb") as file:
             data = tomllib.load(file)
@@ -222,12 +224,14 @@ def read_league_file(path: str | Path) -> LeagueSpec:
     except RecursionError:
         raise LeagueError(f"{path}: not a TOML league file (nested too deeply)") from None
     try:
-        return league_from_mapping(data)
+        return league_from_mapping(data, seats)
     except (LeagueError, TypeError, ValueError) as exc:
         raise LeagueError(f"{path}: {exc}") from None
 
 
-def league_from_mapping(data: Mapping[str, Any]) -> LeagueSpec:
+def league_from_mapping(
+    data: Mapping[str, Any], seats: Mapping[str, SeatType] | None = None
+) -> LeagueSpec:
     _known(data, "the file", ("league", "table", "entrants", "limits", "prices"))
     league, table, limits = (_section(data, name) for name in ("league", "table", "limits"))
     _known(
@@ -279,7 +283,7 @@ def league_from_mapping(data: Mapping[str, Any]) -> LeagueSpec:
         if not isinstance(league.get(key, 0), (int, float)) or league.get(key, 0) < 0:
             raise LeagueError(f"{key} must be a number >= 0, got {league[key]!r}")
     return LeagueSpec(
-        entrants=tuple(entrant(name, value) for name, value in entrants.items()),
+        entrants=tuple(entrant(name, value, seats or {}) for name, value in entrants.items()),
         tables=_whole(league.get("tables", 10), "tables"),
         seed=_whole(league.get("seed", 0), "seed", low=0),
         table=EpisodeRequest(**table) if table else EpisodeRequest(),
@@ -295,23 +299,25 @@ def league_from_mapping(data: Mapping[str, Any]) -> LeagueSpec:
     )
 
 
-def entrant(name: str, value: str | Mapping[str, Any]) -> Entrant:
-    """``"bayes"``, ``"claude:honest"`` or a table: ``{seat = "claude", policy = "honest",
-    model = ..., max_tokens = ..., temperature = ...}`` / ``{seat = "x", arg = "..."}``."""
+def entrant(name: str, value: str | Mapping[str, Any], seats: Mapping[str, SeatType]) -> Entrant:
+    """``"bayes"``, ``"claude:honest"`` or a table: ``{seat = "x", arg = "..."}``, or for a
+    seat that declares :class:`~arena.registry.PaidCalls`, its arg and settings by the names
+    it declares: ``{seat = "claude", policy = "honest", model = ..., max_tokens = ...}``."""
     if isinstance(value, str):
         return Entrant(name, SeatSpec.parse(value))
     if not isinstance(value, Mapping) or "seat" not in value:
         raise LeagueError(f"entrant {name!r}: give a seat spec or a table with seat = ...")
     value = dict(value)
     seat = value.pop("seat")
-    if seat == "claude":
-        _known(value, f"entrant {name!r}", ("policy", *CLAUDE_SETTINGS))
-        if "policy" not in value:
-            raise LeagueError(f"entrant {name!r}: a Claude entrant needs policy = ...")
-        query = urlencode({k: value[k] for k in CLAUDE_SETTINGS if k in value})
-        return Entrant(name, SeatSpec("claude", value["policy"] + (f"?{query}" if query else "")))
-    _known(value, f"entrant {name!r}", ("arg",))
-    return Entrant(name, SeatSpec(seat, value.get("arg")))
+    paid = seats[seat].paid if isinstance(seat, str) and seat in seats else None
+    if paid is None:
+        _known(value, f"entrant {name!r}", ("arg",))
+        return Entrant(name, SeatSpec(seat, value.get("arg")))
+    _known(value, f"entrant {name!r}", (paid.arg_key, *paid.settings))
+    if paid.arg_key not in value:
+        raise LeagueError(f"entrant {name!r}: a {seat} entrant needs {paid.arg_key} = ...")
+    query = urlencode({k: value[k] for k in paid.settings if k in value})
+    return Entrant(name, SeatSpec(seat, value[paid.arg_key] + (f"?{query}" if query else "")))
 
 
 def _known(table: Any, where: str, keys: tuple[str, ...]) -> None:

@@ -17,16 +17,16 @@ from collections.abc import Callable, Iterator, Mapping
 import attrs
 
 from arena import limits as limiter
-from arena.league.config import LeagueError, LeagueSpec
+from arena.league.config import Entrant, LeagueError, LeagueSpec
 from arena.league.cost import TOKEN_KINDS, price_of, seat_tokens
 from arena.league.executors import Played, make_executor
 from arena.league.report import league_report
 from arena.league.schedule import fixtures
 from arena.league.store import LeagueStore, StoredEpisode, StoreError
 from arena.plugins import PluginHost
+from arena.registry import Registry
 from arena.runner import refuse_unwanted_arg
 from arena.seats import SeatSpec
-from arena_plugins.claude.settings import API_KEY_ENV, model_settings, parse_arg
 
 POLL = 0.2
 """Seconds the main thread waits for a result before looking again (Ctrl-C, progress)."""
@@ -71,6 +71,7 @@ def run_league(
     store.check(settings)
     provenance = current_provenance(spec, host)
     check_provenance(store, provenance, allow_upgrade)
+    models = {e.name: model_of(host.registry, e.spec, environ) for e in spec.entrants}
     finished = store.finished()  # indexes of this schedule: the settings matched
     pending = (f for f in fixtures(spec) if f.index not in finished)
     upcoming = next(pending, None)
@@ -95,7 +96,7 @@ def run_league(
                     pool.submit(upcoming)
                     upcoming = next(pending, None)
                 spent_episodes = _store_arrived(
-                    spec, store, pool, provenance, environ, state, spent_episodes
+                    spec, store, pool, provenance, models, state, spent_episodes
                 )
                 progress(state)
             if state.stopped is None and spec.target_ci is not None and _target_met(spec, store):
@@ -127,9 +128,9 @@ def _target_met(spec: LeagueSpec, store: LeagueStore) -> bool:
     return all((s["ci95"][1] - s["ci95"][0]) / 2 <= spec.target_ci for s in report["standings"])
 
 
-def _store_arrived(spec, store, pool, provenance, environ, state, spent_episodes) -> int:
+def _store_arrived(spec, store, pool, provenance, models, state, spent_episodes) -> int:
     """Store what the pool finished, in one transaction, and count it in ``state``."""
-    arrived = [stored_episode(spec, played, provenance, environ) for played in pool.collect(POLL)]
+    arrived = [stored_episode(spec, played, provenance, models) for played in pool.collect(POLL)]
     if arrived:  # one transaction for what arrived together
         store.save(spec.settings(), arrived)
     for episode in arrived:
@@ -144,7 +145,7 @@ def _store_arrived(spec, store, pool, provenance, environ, state, spent_episodes
 def check_league(
     spec: LeagueSpec, host: PluginHost, allow_stand_in: bool, environ: Mapping[str, str]
 ) -> None:
-    """Every name known, and no Claude entrant silently played by bayes."""
+    """Every name known, and no paid seat's entrant silently played by bayes."""
     host.registry.mode(spec.table.mode)
     for entrant in spec.entrants:
         seat_type = host.registry.seat(entrant.spec.name)
@@ -157,14 +158,21 @@ def check_league(
                 f"entrant {entrant.name!r}: a {entrant.spec.name} seat waits for a person; "
                 "a league plays unattended (play it with arena play or arena serve)"
             )
-    claude = [e.name for e in spec.entrants if e.spec.name == "claude"]
-    if claude and not environ.get(API_KEY_ENV, "").strip() and not allow_stand_in:
+    keyless: dict[str, list[Entrant]] = {}
+    for entrant in spec.entrants:
+        paid = host.registry.seat(entrant.spec.name).paid
+        if paid is not None and not environ.get(paid.key_env, "").strip():
+            keyless.setdefault(paid.key_env, []).append(entrant)
+    if keyless and not allow_stand_in:
+        key_env, entrants = next(iter(keyless.items()))
+        seats = "/".join(dict.fromkeys(e.spec.name for e in entrants))
         raise LeagueError(
-            f"no {API_KEY_ENV}: Claude entrants ({', '.join(claude)}) would be played by bayes;"
-            " set the key, or pass --allow-stand-in to run them as marked stand-ins"
+            f"no {key_env}: {seats} entrants ({', '.join(e.name for e in entrants)}) would be"
+            " played by bayes; set the key, or pass --allow-stand-in to run them as marked"
+            " stand-ins"
         )
     for entrant in spec.entrants:
-        model = model_of(entrant.spec, environ)
+        model = model_of(host.registry, entrant.spec, environ)
         if model is not None and price_of(model, spec.prices) is None:
             raise LeagueError(
                 f"entrant {entrant.name!r}: no price for model {model!r};"
@@ -172,12 +180,13 @@ def check_league(
             )
 
 
-def model_of(spec: SeatSpec, environ: Mapping[str, str]) -> str | None:
-    """The model a Claude seat calls (``None`` for other seats)."""
-    if spec.name != "claude":
+def model_of(registry: Registry, spec: SeatSpec, environ: Mapping[str, str]) -> str | None:
+    """The model a paid seat calls, as it declares (``None`` for a seat that calls none)."""
+    paid = registry.seat(spec.name).paid
+    if paid is None:
         return None
     try:
-        return model_settings(parse_arg(spec.arg).overrides, environ).model
+        return paid.model(spec.arg, environ)
     except ValueError as exc:
         raise LeagueError(f"seat {spec}: {exc}") from None
 
@@ -217,14 +226,15 @@ def stored_episode(
     spec: LeagueSpec,
     played: Played,
     provenance: Mapping[str, Mapping[str, str | None]],
-    environ: Mapping[str, str],
+    models: Mapping[str, str | None],
 ) -> StoredEpisode:
-    """A played fixture as the store's rows: seats with entrant, tokens, cost and provenance."""
+    """A played fixture as the store's rows: seats with entrant, tokens, cost and provenance;
+    ``models`` is the model each entrant calls (:func:`model_of`)."""
     fixture, results, text, log, points = played
     rows = []
     for seat in results["seats"]:
         entrant = fixture.entrants[seat["slot"]]
-        model = model_of(fixture.request.seat_specs[seat["slot"]], environ)
+        model = models[entrant]
         tokens = seat_tokens(seat)
         price = price_of(model, spec.prices) if model is not None else None
         source = seat.get("provenance") or provenance[entrant]

@@ -8,6 +8,8 @@ under the retry policy, ``settings`` reads the seat spec and the environment.
 """
 
 from arena import hookimpl
+from arena.registry import PaidCalls
+from arena_plugins.claude.settings import API_KEY_ENV, SETTINGS, model_of
 
 
 def claude_seat(context):
@@ -29,4 +31,5 @@ def register_seats(register):
         description="Claude plays from a policy prompt (claude:NAME or claude:PATH.md).",
         stochastic=True,
         argument="a shipped policy NAME or a policy PATH.md",
+        paid=PaidCalls(key_env=API_KEY_ENV, model=model_of, arg_key="policy", settings=SETTINGS),
     )

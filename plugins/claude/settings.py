@@ -99,6 +99,11 @@ def parse_arg(arg: str | None) -> SeatArg:
     return SeatArg(policy=policy, overrides=overrides)
 
 
+def model_of(arg: str | None, environ: Mapping[str, str]) -> str:
+    """The model a seat of ``claude:ARG`` calls under ``environ``: what a league prices."""
+    return model_settings(parse_arg(arg).overrides, environ).model
+
+
 def model_settings(overrides: Mapping[str, str], environ: Mapping[str, str]) -> ModelSettings:
     """Per-seat overrides on top of the environment on top of the defaults."""
 
