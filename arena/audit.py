@@ -3,8 +3,9 @@
 One function, :func:`run_audit`, serves the runner, ``arena audit LOG`` and the
 tests, so an episode's ``results.audit`` and the audit of its saved log are equal
 by construction: both read the same records, minus any ``audit`` lines a
-previous run appended. (A figure that reads lists and tuples alike may read the
-records as the Python engine made them instead of their parse: the same values.)
+previous run appended. What the engine already knows of them (the records as the
+Python engine made them, the compiled engine's tallies) comes in explicitly, in an
+:class:`AuditContext`, and only spares reading the log: the values are the same.
 The rule for where sections land is uniform: reporter ``name``'s section is
 ``results.audit[name]``; reporters run in name order, and a name registered
 twice is refused at registration, naming both plugins.
@@ -22,12 +23,12 @@ same shape (``seats`` and ``audit``), so both sources pool the same numbers.
 
 from __future__ import annotations
 
-import functools
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import attrs
 import orjson
 
 from arena.eventlog import LogError, LogRecords, log_lines, parse_line
@@ -42,40 +43,6 @@ FLAGS_SECTION = "flags"
 log = get_logger(__name__)
 
 
-_made: tuple[Sequence[dict[str, Any]], list[dict[str, Any]]] | None = None
-"""While :func:`run_audit` runs with ``made``: the records the reporters read, and ``made``."""
-
-
-def per_log(compute: Callable[[list], Any], *, reads_made: bool = False) -> Callable[[list], Any]:
-    """``compute(records)`` made once per log however many reporters ask for it.
-
-    :func:`run_audit` hands every reporter the same records (which reporters must
-    not mutate), so the result is kept by their identity; only the latest log's.
-    ``once.known(records, value)`` keeps a result worked out as the log was written
-    (the compiled engine tallies as it plays), which must equal ``compute(records)``.
-    With ``reads_made``, ``compute`` reads a list as it reads a tuple, and a header's
-    seats only for their number, so it may read the records as made (see :func:`run_audit`).
-    """
-    last: tuple[list, Any] | None = None
-
-    @functools.wraps(compute)
-    def once(records):
-        nonlocal last
-        held = last
-        if held is None or held[0] is not records:
-            made = _made
-            source = made[1] if reads_made and made is not None and made[0] is records else records
-            held = last = (records, compute(source))
-        return held[1]
-
-    def known(records, value) -> None:
-        nonlocal last
-        last = (records, value)
-
-    once.known = known
-    return once
-
-
 def play_records(records: Sequence[dict[str, Any]]) -> Sequence[dict[str, Any]]:
     """The log without the audit lines a previous run appended: what reporters read.
 
@@ -86,25 +53,79 @@ def play_records(records: Sequence[dict[str, Any]]) -> Sequence[dict[str, Any]]:
     return [record for record in records if record["type"] != Audit.TYPE]
 
 
+@attrs.frozen(eq=False)
+class LogFigure:
+    """A figure of one log that several reporters read, made once per audit
+    (:meth:`AuditContext.figure`); called on plain records, it is simply computed."""
+
+    compute: Callable[[Sequence[dict[str, Any]]], Any]
+    reads_made: bool = False
+    """``compute`` reads a list as it reads a tuple, and a header's seats only for their
+    number, so it may read the records as the Python engine made them (:class:`AuditContext`)."""
+
+    def __call__(self, records: Sequence[dict[str, Any]]) -> Any:
+        if isinstance(records, AuditContext):
+            return records.figure(self)
+        return self.compute(records)
+
+
+def per_log(compute: Callable[[list], Any], *, reads_made: bool = False) -> LogFigure:
+    """``compute(records)`` as a :class:`LogFigure`: made once per log however many
+    reporters ask for it, reporters must not mutate the records."""
+    return LogFigure(compute, reads_made)
+
+
+@attrs.define(eq=False)
+class AuditContext(Sequence[dict[str, Any]]):
+    """One episode as the audit reads it: its records, and what is already known of them.
+
+    It is a sequence of the records (without audit lines), so a reporter that takes
+    ``records`` reads it as any log; the :func:`per_log` figures find here what spares
+    them reading it. Each figure is made at most once per context.
+    """
+
+    records: Sequence[dict[str, Any]] = attrs.field(converter=play_records)
+    made: list[dict[str, Any]] | None = None
+    """The same log's records as the Python engine made them, before encoding
+    (:meth:`arena.eventlog.EventLog.take_made`): a ``reads_made`` figure reads these
+    instead of parsing the log back."""
+    known: Mapping[LogFigure, Any] = attrs.field(factory=dict)
+    """Figures the engine worked out as it played (the compiled engine's C table keeps the
+    soft-play tallies), by the figure each is the value of: each equals what that figure
+    makes of the records."""
+    _figures: dict[LogFigure, Any] = attrs.field(init=False)
+
+    def __attrs_post_init__(self) -> None:
+        self._figures = dict(self.known)
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def __getitem__(self, index):
+        return self.records[index]
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return iter(self.records)
+
+    def figure(self, figure: LogFigure) -> Any:
+        """``figure``'s value for this log: known, or made once from the records (or from
+        the records as made, for a figure that reads them alike)."""
+        if figure not in self._figures:
+            alike = figure.reads_made and self.made is not None
+            self._figures[figure] = figure.compute(self.made if alike else self)
+        return self._figures[figure]
+
+
 def run_audit(
-    reporters: Iterable[Reporter],
-    records: Sequence[dict[str, Any]],
-    made: list[dict[str, Any]] | None = None,
+    reporters: Iterable[Reporter], episode: Sequence[dict[str, Any]] | AuditContext
 ) -> dict[str, Any]:
     """Every reporter's section, by name, as plain JSON values.
 
-    ``made`` is the same log's records as the Python engine made them, before encoding
-    (:meth:`arena.eventlog.EventLog.take_made`): the computations that read them alike
-    (``per_log(..., reads_made=True)``) read those, which spares parsing the log back;
-    every reporter is still handed ``records``.
+    ``episode`` is the finished log's records, or an :class:`AuditContext` of them that
+    carries what the engine already knows; every reporter is handed the context.
     """
-    global _made
-    played = play_records(records)
-    _made = None if made is None else (played, made)
-    try:
-        computed = {r.name: _computed(r.report, played) for r in _by_name(reporters)}
-    finally:
-        _made = None
+    context = episode if isinstance(episode, AuditContext) else AuditContext(episode)
+    computed = {r.name: _computed(r.report, context) for r in _by_name(reporters)}
     sections = _plain_sections(computed)
     for name, section in sections.items():
         if _failed(section):

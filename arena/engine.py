@@ -8,6 +8,10 @@ seats' decisions, keeps talk, notes and usage, and hands each acting seat only i
 give the same events, byte for byte. The engine never stalls: a seat that
 raises, returns garbage or an illegal move is asked once more with the reason,
 then the bayes baseline moves for it (rule 11).
+
+:class:`EpisodeEngine` is what the runner asks of any engine (this one, or the
+compiled one of :mod:`arena.fast`): built from one :class:`TableSetup`, played once,
+then asked what it learnt besides the log (audit figures, the seats' usage).
 """
 
 from __future__ import annotations
@@ -15,7 +19,8 @@ from __future__ import annotations
 import math
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import attrs
 
@@ -32,9 +37,12 @@ from arena.events import (
     SeatEntry,
     Thought,
     Usage,
+    from_line,
 )
 from arena.logs import get_logger
+from arena.render import Narrator
 from arena.replies import IllegalReply, loggable, parse_action
+from arena.results import usage_by_slot
 from arena.rules import TableRules, score
 from arena.seats import Reply, Seat, SeatQuit, SeatUnavailable
 from arena.turns import BidApplied, DealState, EpisodeState
@@ -46,6 +54,10 @@ from arena.view import (
     SeatView,
     TalkLine,
 )
+
+if TYPE_CHECKING:
+    from arena.eventlog import EventLog
+    from arena.registry import Reporter
 
 MAX_DEALS = 2**63 - 1
 """The most deals an episode plays: the compiled engine counts them in an int64."""
@@ -133,8 +145,61 @@ def settle(status: str, played: int, points: Sequence[int]) -> EpisodeSettled:
     return EpisodeSettled(status, played, tuple(points), tuple(score(p, played) for p in points))
 
 
+@attrs.frozen
+class TableSetup:
+    """Everything an engine is built from, assembled once by the runner whichever engine
+    plays; each engine takes what it plays (the compiled one has no talk or fallback)."""
+
+    config: EpisodeConfig
+    seats: Sequence[Seat]
+    """The built seats by slot."""
+    policies: tuple[str, ...]
+    """Every seat's spec by slot, as the header names them."""
+    event_log: EventLog
+    provenance: dict | None = None
+    fallbacks: Sequence[Seat] = ()
+    """Rule 11's fallback by slot; indexed only when a seat needs one."""
+    talk_filters: Sequence[TalkFilter] = ()
+    reporters: Iterable[Reporter] = ()
+    """The audit's reporters: what they declare, an engine may tally as it plays."""
+    on_record: Callable[[dict], None] | None = None
+    """Handed every record the moment it is logged (a live display)."""
+    on_deals: Callable[[str, int], None] | None = None
+    """Handed finished deals' terminal lines and how many deals have finished."""
+    closing: threading.Event | None = None
+    """Once set, the episode ends ``quit`` at its next decision (a table server stopping)."""
+
+
+class EpisodeEngine(Protocol):
+    """What the runner asks of an engine, whichever plays (see :func:`arena.fast.choose`):
+    build it, play it once, then what it learnt besides the log."""
+
+    name: ClassVar[str]
+    """``python`` or ``compiled``, as ``results.engine`` records it."""
+
+    @classmethod
+    def build(cls, setup: TableSetup) -> EpisodeEngine:
+        """The engine of one episode, wired to ``setup``'s log; nothing is played yet."""
+        ...
+
+    def play(self) -> Outcome:
+        """Play the episode into the log: its header, deals and ``result`` line."""
+        ...
+
+    def known(self) -> dict[Any, Any]:
+        """After :meth:`play`: audit figures worked out while playing, by the figure each is
+        the value of (:class:`arena.audit.AuditContext`'s ``known``)."""
+        ...
+
+    def usage(self, records: Sequence[dict]) -> list[dict | None]:
+        """After :meth:`play`: each seat's model usage, from the episode's records."""
+        ...
+
+
 class Engine:
     """One episode's referee. Build it, then call :meth:`play` once."""
+
+    name = "python"
 
     def __init__(
         self,
@@ -176,6 +241,34 @@ class Engine:
         self._mode_rule_fields = tuple(rules.mode.header_fields().values())
         """wild, wild_counts_itself, raise_rule: SeatView's last fields, in its order."""
         self._legal_by_standing: dict[tuple[int, int] | None, LegalActions] = {}
+
+    @classmethod
+    def build(cls, setup: TableSetup) -> Engine:
+        """The engine playing into ``setup.event_log``, which keeps the records as made (the
+        audit of a short log then parses nothing back), narrates each write to ``on_deals``
+        and hands each record, parsed as a reader would, to ``on_record``."""
+        event_log = setup.event_log
+        event_log.keep_made()
+        if setup.on_deals is not None:
+            event_log.follow_writes(_narrator(setup.on_deals))
+        emit = event_log.emit if setup.on_record is None else _tee(event_log, setup.on_record)
+        return cls(
+            setup.config,
+            setup.seats,
+            setup.policies,
+            setup.fallbacks,
+            emit,
+            setup.talk_filters,
+            setup.provenance,
+            setup.closing,
+        )
+
+    def known(self) -> dict[Any, Any]:
+        """Nothing beyond the log, whose records as made the audit reads instead."""
+        return {}
+
+    def usage(self, records: Sequence[dict]) -> list[dict | None]:
+        return usage_by_slot(records, self.rules.seats)
 
     # --- the episode ---------------------------------------------------------
 
@@ -378,6 +471,29 @@ class Engine:
             return
         self.notes[slot] = notes[:NOTES_CAP]
         self.notes_truncated[slot] = len(notes) > NOTES_CAP
+
+
+def _narrator(on_deals: Callable[[str, int], None]) -> Callable[[list[dict]], None]:
+    """The log's write listener (:meth:`EventLog.follow_writes`) that hands ``on_deals``
+    the summaries of the deals each write took, and how many deals have ended: the
+    narrator reads the records as the events made them, not a parse of the lines, and a
+    write's worth at a time (16 deals or 50 ms), nothing between the seats' decisions."""
+    narrator = Narrator()
+
+    def narrate(records: list[dict]) -> None:
+        lines = [line for record in records for line in narrator.lines(record)]
+        if lines:
+            on_deals("".join(line + "\n" for line in lines), narrator.deals_ended)
+
+    return narrate
+
+
+def _tee(event_log: EventLog, on_record: Callable[[dict], None]) -> Callable[[Event], None]:
+    def emit(event: Event) -> None:
+        event_log.emit(event)
+        on_record(from_line(event_log.last_line.decode("utf-8")))
+
+    return emit
 
 
 def _checked(deal: DealState, action: Action) -> Action:

@@ -33,7 +33,7 @@ def register_seats(register):
     without it the seat takes no argument and a spec that gives one is refused.
     ``person=feed`` declares that a person plays it: ``feed(mode, deals, viewer)`` makes
     the terminal's ``on_record`` feed, and a league refuses the seat. A built seat with
-    a ``compiled_spec()`` method (an :class:`arena.fast.spec.SeatSpec`) may be played by
+    a ``compiled_spec()`` method (an :class:`arena.fast.spec.CompiledSeat`) may be played by
     the compiled engine; see docs/plugins.md.
     """
 
@@ -55,7 +55,7 @@ def register_talk_filters(register):
 
 @hookspec
 def register_audit_reporters(register):
-    """Register audit reporters: ``register(name, reporter, pool=None)``.
+    """Register audit reporters: ``register(name, reporter, pool=None, compiled=None)``.
 
     ``reporter(records)`` receives the finished event log (a sequence of JSON objects,
     full information, without any ``audit`` lines) and returns a JSON-able section.
@@ -74,4 +74,8 @@ def register_audit_reporters(register):
     each episode's results JSON (``seats`` with their policies, and ``audit``) and
     returns the pooled section, shown by ``arena audit LOG LOG ...`` and
     ``arena audit --league DB``. See docs/audit.md.
+
+    ``compiled``, an :class:`arena.registry.CompiledTally`, declares that the compiled
+    engine's C table keeps the reporter's figure as it plays (the soft-play plugin's
+    tallies); only an in-process reporter can declare it.
     """

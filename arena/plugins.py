@@ -157,8 +157,9 @@ class PluginHost:
         def register_talk_filter(name, apply, order=100) -> None:
             put(reg.talk_filters, name, TalkFilter(name, apply, order, source, provenance), source)
 
-        def register_reporter(name, report, pool=None) -> None:
-            put(reg.reporters, name, Reporter(name, report, source, pool, provenance), source)
+        def register_reporter(name, report, pool=None, compiled=None) -> None:
+            reporter = Reporter(name, report, source, pool, provenance, compiled)
+            put(reg.reporters, name, reporter, source)
 
         return {
             "register_modes": register_mode,

@@ -148,6 +148,24 @@ class TalkFilter:
 
 
 @attrs.frozen
+class CompiledTally:
+    """A figure of the log that the compiled engine's C table keeps as it plays (the
+    soft-play tallies), declared by the reporters that read it: so the engine learns what
+    to tally from the registry, and the audit takes the figure as known, not re-read."""
+
+    figure: Any
+    """The :func:`arena.audit.per_log` figure whose value this is."""
+    face_worths: Callable[[Mode, int], Any]
+    """``face_worths(mode, unseen)[face][need]``: what challenging such a facing was worth
+    and its band, at a table with ``unseen`` hidden symbols (``need`` is the bid's quantity
+    less the facer's own count of its face)."""
+    from_table: Callable[..., Any]
+    """The figure from the C table's tallies, given as keywords (``faced``, ``challenged``,
+    ``net``, ``band_faced``, ``band_forgone``, ``bids``, ``false_bids``, ``decisions``,
+    ``deals``)."""
+
+
+@attrs.frozen
 class Reporter:
     name: str
     report: Callable[[list[dict]], Any]
@@ -155,6 +173,8 @@ class Reporter:
     pool: Callable[[list[dict]], Any] | None = None
     """``pool(episodes)``: the section over many episodes' results (``arena audit A B``)."""
     provenance: dict[str, str] = LOCAL
+    compiled: CompiledTally | None = None
+    """What the compiled engine keeps for this reporter as it plays, if anything."""
 
 
 @attrs.define

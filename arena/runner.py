@@ -15,10 +15,9 @@ from pathlib import Path
 import attrs
 
 from arena import seeding
-from arena.audit import audit_events, run_audit
-from arena.engine import Engine, EpisodeConfig
+from arena.audit import AuditContext, audit_events, run_audit
+from arena.engine import EpisodeConfig, TableSetup
 from arena.eventlog import EventLog, LogExists, LogRecords
-from arena.events import Event, from_line
 from arena.exploitability import episode_report
 from arena.fast import EngineUnavailable, choose
 from arena.logs import get_logger
@@ -30,8 +29,7 @@ from arena.plugins import (
     UnknownName,
     one_line,
 )
-from arena.render import Narrator
-from arena.results import Results, SeatResult, usage_by_slot
+from arena.results import Results, SeatResult
 from arena.rules import DEFAULT_MAX_BIDS, TableRules
 from arena.sandbox.remote import SandboxedSeat, WorkerFailed
 from arena.sandbox.views import mode_to_json
@@ -158,31 +156,32 @@ def run_episode(
         seats = _table_seats(host, config, typed, policies, local_seats or {})
         try:
             watched = on_record is not None or closing is not None
-            engine_name = choose(request.engine, config, seats, watched=watched)
+            engine_type = choose(request.engine, config, seats, watched=watched)
         except EngineUnavailable as exc:
             raise SetupError(str(exc)) from None
         event_log = _open_log(log_path, force)
         try:
-            if engine_name == "compiled":
-                from arena.fast.engine import CompiledEngine  # exists only where it was built
-
-                engine = CompiledEngine(config, seats, policies, event_log, provenance, on_deals)
-            else:
-                fallbacks = Fallbacks(config, registry.fallback())
-                event_log.keep_made()
-                if on_deals is not None:
-                    event_log.follow_writes(_narrator(on_deals))
-                emit = event_log.emit if on_record is None else _tee(event_log, on_record)
-                talk_filters = [f.apply for f in filters]
-                engine = Engine(
-                    config, seats, policies, fallbacks, emit, talk_filters, provenance, closing
+            engine = engine_type.build(
+                TableSetup(
+                    config,
+                    seats,
+                    policies,
+                    event_log,
+                    provenance,
+                    fallbacks=Fallbacks(config, registry.fallback()),
+                    talk_filters=[f.apply for f in filters],
+                    reporters=tuple(registry.reporters.values()),
+                    on_record=on_record,
+                    on_deals=on_deals,
+                    closing=closing,
                 )
+            )
             outcome = engine.play()
             played = event_log.stream()
             made = event_log.take_made()  # a short log's records as the Python engine made them
-            if engine_name == "compiled":
-                engine.share_tallies(played)
-            audit = run_audit(registry.reporters.values(), played, made)
+            audit = run_audit(
+                registry.reporters.values(), AuditContext(played, made, engine.known())
+            )
             flags = audit_events(audit)
             for event in flags:  # flags go to the tail, after `result`
                 event_log.emit(event)
@@ -198,11 +197,7 @@ def run_episode(
         for part in (*seats, *(f.apply for f in filters)):
             if hasattr(part, "close"):
                 part.close()
-    # Only the Python engine's seats call a model; a compiled log has no usage to read.
-    if engine_name == "compiled":
-        usage = [None] * config.rules.seats
-    else:
-        usage = usage_by_slot(played if made is None else made, config.rules.seats)
+    usage = engine.usage(played if made is None else made)
     seat_results = tuple(
         SeatResult(
             slot=slot,
@@ -230,7 +225,7 @@ def run_episode(
         exploitability=episode_report(config.rules, played),
         provenance=plugins,
         log_sha256=event_log.sha256(),
-        engine=engine_name,
+        engine=engine.name,
     )
     return results, records
 
@@ -337,29 +332,6 @@ def _start_sandboxed(host, config, slot, seat_type, spec, policies):
 def _unavailable(slot: int, spec: SeatSpec, reason: str) -> Unavailable:
     log.warning("seat unavailable, bayes plays it", slot=slot, seat=str(spec), reason=reason)
     return Unavailable(f"bayes played seat {slot} ({spec}): {reason}"[:500])
-
-
-def _narrator(on_deals: Callable[[str, int], None]) -> Callable[[list[dict]], None]:
-    """The log's write listener (:meth:`EventLog.follow_writes`) that hands ``on_deals``
-    the summaries of the deals each write took, and how many deals have ended: the
-    narrator reads the records as the events made them, not a parse of the lines, and a
-    write's worth at a time (16 deals or 50 ms), nothing between the seats' decisions."""
-    narrator = Narrator()
-
-    def narrate(records: list[dict]) -> None:
-        lines = [line for record in records for line in narrator.lines(record)]
-        if lines:
-            on_deals("".join(line + "\n" for line in lines), narrator.deals_ended)
-
-    return narrate
-
-
-def _tee(event_log: EventLog, on_record: Callable[[dict], None]) -> Callable[[Event], None]:
-    def emit(event: Event) -> None:
-        event_log.emit(event)
-        on_record(from_line(event_log.last_line.decode("utf-8")))
-
-    return emit
 
 
 def _open_log(log_path: str | Path | None, force: bool) -> EventLog:

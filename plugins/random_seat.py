@@ -17,9 +17,9 @@ class RandomSeat:
 
     def compiled_spec(self):
         """This seat as the compiled engine plays it (docs/plugins.md)."""
-        from arena.fast.spec import RANDOM, SeatSpec, stream_state  # only a compiled table asks
+        from arena.fast.spec import RANDOM, CompiledSeat, stream_state  # a compiled table asks
 
-        return SeatSpec(RANDOM, **stream_state(self.rng))
+        return CompiledSeat(RANDOM, **stream_state(self.rng))
 
     def decide(self, view: SeatView) -> Action:
         ladder = self.rules.ladder

@@ -62,10 +62,10 @@ class ScriptedSeat:
 
     def compiled_spec(self):
         """This seat as the compiled engine plays it (docs/plugins.md)."""
-        from arena.fast.spec import SCRIPTED, SeatSpec, stream_state  # only a compiled table asks
+        from arena.fast.spec import SCRIPTED, CompiledSeat, stream_state  # a compiled table asks
 
         line = self.thresholds
-        return SeatSpec(
+        return CompiledSeat(
             SCRIPTED, **stream_state(self.rng), chal=line.chal, safe=line.safe, pad=line.pad
         )
 

@@ -29,6 +29,7 @@ from arena import hookimpl
 from arena.audit import per_log
 from arena.modes import Mode, from_header
 from arena.probability import count, tail_at, tail_table
+from arena.registry import CompiledTally
 
 Matrix = list[list[Any]]
 
@@ -180,6 +181,11 @@ tally = per_log(_tally, reads_made=True)
 """The tally of one log, computed once however many reporters ask for it (it reads a
 hand the same as a list or a tuple, and the header's seats only for their number)."""
 
+KEPT_BY_THE_C_TABLE = CompiledTally(tally, face_worths, SoftPlay)
+"""The compiled engine's C table keeps :data:`tally` as it plays, weighing each facing
+by :func:`face_worths`; its tallies are :class:`SoftPlay`'s fields (``bluff_thinking``
+left ``None``: its seats never think)."""
+
 
 def false_when_made(table: Sequence[int], bid: dict[str, Any], wild: int | None) -> bool:
     """rules.md's false bid: fewer of its face across the deal's hands (``table``, every
@@ -228,9 +234,10 @@ def bluff_rate(records):
 
 @hookimpl
 def register_audit_reporters(register):
-    register("faced", faced)
-    register("challenged", challenged)
-    register("net", net)
-    register("bands", bands)
-    register("expLoss", exp_loss)
-    register("bluffRate", bluff_rate)
+    kept = KEPT_BY_THE_C_TABLE  # every figure here reads the tally the C table keeps
+    register("faced", faced, compiled=kept)
+    register("challenged", challenged, compiled=kept)
+    register("net", net, compiled=kept)
+    register("bands", bands, compiled=kept)
+    register("expLoss", exp_loss, compiled=kept)
+    register("bluffRate", bluff_rate, compiled=kept)

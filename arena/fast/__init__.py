@@ -1,16 +1,18 @@
 """The engine that plays an episode: the Python engine, or the compiled one for scripted tables.
 
 The compiled engine (:mod:`arena.fast.engine`, C under Cython) plays a table whose
-seats are all first-party scripted seats (``bayes``, ``pressure``, ``random``,
-``colluder``) with talk off, no clock and nobody watching live, and writes the same
-log, byte for byte, as the Python engine. ``auto`` takes it whenever it can; an
-install without a C compiler has no compiled engine, and ``auto`` then says so once
-(for a table it would have compiled) and plays in Python.
+seats all declare how the C table plays them (``compiled_spec()``: ``bayes``,
+``pressure``, ``random``, ``colluder``) with talk off, no clock and nobody watching
+live, and writes the same log, byte for byte, as the Python engine. Both implement
+:class:`~arena.engine.EpisodeEngine`, so :func:`choose` hands the runner either.
+``auto`` takes the compiled one whenever it can; an install without a C compiler has
+no compiled engine, and ``auto`` then says so once (for a table it would have
+compiled) and plays in Python.
 """
 
 from __future__ import annotations
 
-from arena.engine import EpisodeConfig
+from arena.engine import Engine, EpisodeConfig, EpisodeEngine
 from arena.fast.spec import unsupported
 from arena.logs import get_logger
 
@@ -30,8 +32,9 @@ class EngineUnavailable(ValueError):
     """``--engine compiled`` for a table it cannot play; the message is one line."""
 
 
-def choose(engine: str, config: EpisodeConfig, seats, *, watched: bool) -> str:
-    """``python`` or ``compiled``: the engine that plays this table as ``engine`` asks.
+def choose(engine: str, config: EpisodeConfig, seats, *, watched: bool) -> type[EpisodeEngine]:
+    """The engine that plays this table as ``engine`` asks: :class:`~arena.engine.Engine`
+    or :class:`~arena.fast.engine.CompiledEngine`.
 
     ``watched``: somebody sees each record as it is logged, which the compiled engine,
     playing deals in batches, cannot show.
@@ -39,15 +42,17 @@ def choose(engine: str, config: EpisodeConfig, seats, *, watched: bool) -> str:
     if engine not in ENGINES:
         raise EngineUnavailable(f"unknown engine {engine!r} (choose from {', '.join(ENGINES)})")
     if engine == "python":
-        return "python"
+        return Engine
     reason = _table_reason(config, seats, watched) or NOT_BUILT
     if reason is None:
-        return "compiled"
+        from arena.fast.engine import CompiledEngine  # importable only where it was built
+
+        return CompiledEngine
     if engine == "compiled":
         raise EngineUnavailable(f"--engine compiled: {reason}")
     if reason is NOT_BUILT:
         _notice_once(reason)
-    return "python"
+    return Engine
 
 
 def _table_reason(config: EpisodeConfig, seats, watched: bool) -> str | None:

@@ -2,10 +2,11 @@
 
 Every figure the C table uses comes from the same Python it replaces: the ladder and
 ranks from :class:`~arena.rules.TableRules`, the likelihoods and opening shares from
-:func:`~arena.probability.likelihoods` (what the scripted seats look up), the soft-play
-audit's worth of each facing from :func:`~arena_plugins.softplay.face_worths`, each seat's
-kind, numbers and stream state from what the built seat declares (its ``compiled_spec()``,
-see docs/plugins.md) and the deal stream from :class:`~arena.seeding.DealStreams`.
+:func:`~arena.probability.likelihoods` (what the scripted seats look up), the worth of
+each facing from the audit reporter that declares the tally the C table keeps (a
+:class:`~arena.registry.CompiledTally`), each seat's kind, numbers and stream state
+from what the built seat declares (its ``compiled_spec()``, see docs/plugins.md) and
+the deal stream from :class:`~arena.seeding.DealStreams`.
 The C side only replays the decisions, so a change to a baseline's numbers reaches
 both engines at once.
 """
@@ -19,8 +20,8 @@ import attrs
 from arena import seeding
 from arena.modes import WILD_ONES, _uniform_hand
 from arena.probability import likelihoods
+from arena.registry import CompiledTally
 from arena.rules import TableRules
-from arena_plugins.softplay import face_worths
 
 SCRIPTED, RANDOM, COLLUDER = 0, 1, 2
 """The policies the C table plays (table.c): a seat declares which it is."""
@@ -32,7 +33,7 @@ PCG64_MULT = 0x2360ED051FC65DA44385DF649FCCF645
 
 
 @attrs.frozen
-class SeatSpec:
+class CompiledSeat:
     """One seat as the C table plays it: what a seat's ``compiled_spec()`` returns."""
 
     kind: int
@@ -66,14 +67,15 @@ class TableSpec:
     """P(true) at ``face index * (hand_size + max_quantity) + need + hand_size - 1``."""
     expected: tuple[int, ...]
     worth: tuple[float, ...]
-    """As ``chance``: what challenging the bid was worth, for the soft-play audit."""
+    """As ``chance``: what challenging the bid was worth, for the tally the C table keeps
+    (all 0 when no reporter declares one)."""
     worth_band: tuple[int, ...]
     """As ``chance``: that facing's band."""
     deal_state: int
     deal_inc: int
     jump_mult: int
     jump_add: int
-    seat_specs: tuple[SeatSpec, ...]
+    seat_specs: tuple[CompiledSeat, ...]
 
 
 def unsupported(rules: TableRules, seats) -> str | None:
@@ -91,12 +93,16 @@ def unsupported(rules: TableRules, seats) -> str | None:
     return None
 
 
-def table_spec(rules: TableRules, seed: int, order: tuple[int, ...], seats) -> TableSpec:
-    """The numbers of one episode's table; ``seats`` are the built seat objects by slot."""
+def table_spec(
+    rules: TableRules, seed: int, order: tuple[int, ...], seats, tally: CompiledTally | None
+) -> TableSpec:
+    """The numbers of one episode's table; ``seats`` are the built seat objects by slot,
+    ``tally`` what the C table keeps for the audit (its facings' worths)."""
     deal_bits = seeding.DealStreams(seed).for_deal(0).bit_generator.state["state"]
     jump_mult, per_inc = _STRIDE_JUMP
     return TableSpec(
         **_table_arrays(rules),
+        **_facing_worths(rules, None if tally is None else tally.face_worths),
         order=tuple(order),
         deal_state=deal_bits["state"],
         deal_inc=deal_bits["inc"],
@@ -117,8 +123,6 @@ def _table_arrays(rules: TableRules) -> dict:
     for place, (quantity, face) in enumerate(ladder):
         rank[quantity * len(symbols) + faces[face]] = place
     chance, expected = likelihoods(rules)
-    needs = range(1 - mode.hand_size, rules.max_quantity + 1)
-    worths = face_worths(mode, (rules.seats - 1) * mode.hand_size)
     return {
         "seats": rules.seats,
         "hand_size": mode.hand_size,
@@ -129,11 +133,29 @@ def _table_arrays(rules: TableRules) -> dict:
         "wild_ones": mode.raise_rule == WILD_ONES,
         "ladder": tuple(n for quantity, face in ladder for n in (quantity, faces[face])),
         "rank": tuple(rank),
-        "chance": tuple(chance[face][need] for face in symbols for need in needs),
+        "chance": tuple(chance[face][need] for face in symbols for need in _needs(rules)),
         "expected": tuple(expected[face] for face in symbols),
-        "worth": tuple(worths[face][need][0] for face in symbols for need in needs),
-        "worth_band": tuple(worths[face][need][1] for face in symbols for need in needs),
     }
+
+
+@cache
+def _facing_worths(rules: TableRules, face_worths) -> dict:
+    """``worth`` and ``worth_band`` at such a table, laid out as ``chance``:
+    ``face_worths(mode, unseen)[face][need]`` is (the worth, its band)."""
+    mode = rules.mode
+    facings = [(face, need) for face in mode.symbols for need in _needs(rules)]
+    if face_worths is None:
+        return {"worth": (0.0,) * len(facings), "worth_band": (0,) * len(facings)}
+    worths = face_worths(mode, (rules.seats - 1) * mode.hand_size)
+    return {
+        "worth": tuple(worths[face][need][0] for face, need in facings),
+        "worth_band": tuple(worths[face][need][1] for face, need in facings),
+    }
+
+
+def _needs(rules: TableRules) -> range:
+    """Every need (a bid's quantity less the facer's own count) a facing can have."""
+    return range(1 - rules.mode.hand_size, rules.max_quantity + 1)
 
 
 def lcg_jump(steps: int, inc: int) -> tuple[int, int]:
