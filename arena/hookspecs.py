@@ -31,8 +31,11 @@ def register_seats(register):
     ``factory(context)`` receives an :class:`arena.seats.SeatContext` and returns an
     object with ``decide(view) -> reply``. ``argument`` says what ``name:ARG`` means;
     without it the seat takes no argument and a spec that gives one is refused.
-    ``person=feed`` declares that a person plays it: ``feed(mode, deals, viewer)`` makes
-    the terminal's ``on_record`` feed, and a league refuses the seat. A built seat with
+    ``person=`` (an :class:`arena.registry.Person`) declares that a person plays it, and
+    how the terminal and the table server show them the table; a league refuses the seat.
+    ``paid=`` (an :class:`arena.registry.PaidCalls`) declares that its decisions are paid
+    model calls: the key's variable, the model an arg calls, the settings a league file
+    spells. A built seat with
     a ``compiled_spec()`` method (an :class:`arena.fast.spec.CompiledSeat`) may be played by
     the compiled engine; see docs/plugins.md.
     """

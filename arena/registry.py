@@ -27,9 +27,12 @@ from arena.sandbox.discovery import (
 )
 
 if TYPE_CHECKING:  # a sandbox worker imports this module: no modes, no numpy
+    from arena.actions import Action
     from arena.modes import Mode
+    from arena.rules import TableRules
     from arena.sandbox.protocol import WorkerCode
     from arena.seats import SeatContext
+    from arena.view import SeatView
 
 LOCAL = {"distribution": "local", "version": "", "isolation": "in-process"}
 """Provenance of a plugin registered by hand (tests, the conformance kit)."""
@@ -113,6 +116,24 @@ class PaidCalls:
 
 
 @attrs.frozen
+class Person:
+    """What a seat a person plays declares: how the arena's front ends show them the table
+    and take their moves (``arena play`` prints the feed; ``arena serve`` seats them in a page).
+    Such a seat waits for a person, so a league, which plays unattended, refuses it."""
+
+    feed: Callable[[Mode, int, int | None], Callable[[dict], Any]]
+    """``feed(mode, deals, viewer)``: for each full-information record as it is logged, the
+    news ``viewer`` (``None``: a spectator) may see of it, with ``kind`` and ``text``, or
+    ``None``. The terminal prints each ``text``; a page gets both."""
+    screen: Callable[[SeatContext], Callable[[SeatView], dict]]
+    """``screen(context)``: the seat's turn screen at each of its views, as the JSON the
+    table page draws (the human seat's ``TurnScreen.to_json()``)."""
+    move: Callable[[str, SeatView, TableRules], Action | str]
+    """``move(command, view, rules)``: the action a page's typed command asks for, or a
+    one-line hint why it is none (the page shows it and asks again)."""
+
+
+@attrs.frozen
 class SeatType:
     name: str
     factory: Callable[..., Any] | None
@@ -126,10 +147,8 @@ class SeatType:
     """``distribution``, ``version`` and ``isolation``, as the log and results record them."""
     code: WorkerCode | None = None
     """What its worker imports, for a seat that lives in a worker."""
-    person: Callable[..., Callable[[dict], None]] | None = None
-    """For a seat a person plays: ``person(mode, deals, viewer)`` makes the ``on_record``
-    feed that shows them the table at the terminal. Such a seat waits for a person, so a
-    league, which plays unattended, refuses it."""
+    person: Person | None = None
+    """For a seat a person plays: its front ends' parts."""
     paid: PaidCalls | None = None
     """For a seat whose decisions are paid model calls: what a league needs to know."""
 

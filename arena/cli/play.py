@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from collections.abc import Callable, Iterable
+from typing import Any
 
 import attrs
 
@@ -14,7 +15,7 @@ from arena.plugins import PluginHost
 from arena.render import Narrator, deal_lines, results_lines
 from arena.results import Results
 from arena.runner import run_episode
-from arena.terminal_text import printable
+from arena.terminal_text import printable, printable_lines
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -65,8 +66,8 @@ def run(args: argparse.Namespace, host: PluginHost) -> int:
         on_record = watcher()
     elif people:
         viewer = people[0] if len(people) == 1 else None  # several at one keyboard: public only
-        show = persons[people[0]]
-        on_record = show(host.registry.mode(request.mode), request.deals, viewer)
+        feed = persons[people[0]].feed(host.registry.mode(request.mode), request.deals, viewer)
+        on_record = live_printer(feed)
     else:  # --json prints the results alone, but a long run still shows its progress
         on_deals = DealPrinter(request.deals, not args.json, shows_progress())
     try:
@@ -89,6 +90,18 @@ def run(args: argparse.Namespace, host: PluginHost) -> int:
         write_lines(deal_lines(records))
     write_lines(["", *results_lines(results)])
     return 0
+
+
+def live_printer(feed: Callable[[dict], Any]) -> Callable[[dict], None]:
+    """A record callback printing, as each record is logged, the line a person's seat
+    declares they may see of it (:attr:`arena.registry.Person.feed`)."""
+
+    def show(record: dict) -> None:
+        news = feed(record)
+        if news is not None:
+            print(printable_lines(f"· {news.text}"), flush=True)
+
+    return show
 
 
 def watcher() -> Callable[[dict], None]:

@@ -71,7 +71,7 @@ def run(args: argparse.Namespace, host: PluginHost) -> int:
 
         from arena.loopback import is_loopback
         from arena.web.serve import TableServer, build_app
-        from arena.web.serve_table import checked_specs
+        from arena.web.serve_table import checked_specs, person_seat
     except ImportError:
         needs = "arena serve needs the web extra: pip install 'liars-arena[web]'"
         raise SetupError(needs) from None
@@ -83,6 +83,7 @@ def run(args: argparse.Namespace, host: PluginHost) -> int:
         raise SetupError(f"--deals {args.deals} is over --max-deals {args.max_deals}")
     defaults = table_request(args, seed=args.seed, seat_specs=tuple(args.seat_specs))
     checked_specs(host.registry, defaults)  # a bad --seat fails now, not at the page's Start
+    person_seat(host.registry)  # and a server with no one to seat, now too
     sock = _listen(args.host, args.port)
     port = sock.getsockname()[1]
     server = TableServer(

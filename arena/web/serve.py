@@ -39,8 +39,7 @@ from arena.web.serve_guard import (
     own_hosts,
     own_origins,
 )
-from arena.web.serve_table import Table
-from arena_plugins.human import HUMAN
+from arena.web.serve_table import Table, person_seat
 
 PAGE = Path(__file__).with_name("serve_page.html")
 FINAL = ("end", "error")
@@ -82,7 +81,8 @@ class TableServer:
     def setup(self) -> dict[str, Any]:
         seats = self.host.registry.seats
         d = self.defaults
-        given = [str(spec) for spec in d.seat_specs] or [HUMAN]  # you, unless flags say otherwise
+        you = person_seat(self.host.registry)  # the seat given, unless flags say otherwise
+        given = [str(spec) for spec in d.seat_specs] or [you]
         filler = str(scripted_default())
         return {
             "seats": [

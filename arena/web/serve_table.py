@@ -1,11 +1,12 @@
 """One table played in the browser: the episode in a thread, people on the other side of HTTP.
 
 The engine runs synchronously in its own thread, exactly as ``arena play`` runs
-it. A :class:`BrowserSeat` shows its turn screen (the same
-:class:`~arena_plugins.human.screen.TurnScreen` the terminal prints) and blocks
-on a queue that the page's POSTs fill. Every record the engine logs goes through
-one :class:`~arena_plugins.human.feed.PublicFeed` per viewer, so a tab only ever
-learns what its own seat may know. A seat that does not answer within the turn
+it. Every seat whose type declares that a person plays it (its
+:class:`~arena.registry.Person`) is a :class:`BrowserSeat`: it shows the turn
+screen that seat declares (the human seat's is the one the terminal prints), reads
+a typed move as that seat does, and blocks on a queue that the page's POSTs fill.
+Every record the engine logs goes through one declared feed per viewer, so a tab
+only ever learns what its own seat may know. A seat that does not answer within the turn
 timeout is a seat that stopped answering: rule 11 applies (a logged fault, the
 bayes fallback) and the table goes on; until its page connects again it is not
 waited for. Each viewer has its own unguessable token, which is what lets
@@ -26,13 +27,10 @@ from arena.actions import Action
 from arena.eventlog import LogRecords
 from arena.logs import get_logger
 from arena.plugins import PluginHost, Registry
-from arena.runner import EpisodeRequest, build_config, run_episode, table_specs
+from arena.registry import Person
+from arena.runner import EpisodeRequest, SetupError, build_config, run_episode, table_specs
 from arena.seats import SeatContext, SeatQuit, SeatSpec, SeatUnavailable
 from arena.view import SeatView
-from arena_plugins.human import HUMAN
-from arena_plugins.human.feed import PublicFeed
-from arena_plugins.human.screen import Advisor, build_screen
-from arena_plugins.human.terminal import parse_command
 
 log = get_logger(__name__)
 CLOSING = "the table server is shutting down"
@@ -60,11 +58,16 @@ class BrowserSeat:
     """A person at a browser tab: one turn at a time, answered by POST or timed out."""
 
     def __init__(
-        self, context: SeatContext, channel: Channel, timeout: float, left: threading.Event
+        self,
+        context: SeatContext,
+        person: Person,
+        channel: Channel,
+        timeout: float,
+        left: threading.Event,
     ):
         self.rules = context.rules
-        self.policies = context.policies
-        self.advisor = Advisor(context)
+        self.screen = person.screen(context)
+        self.move = person.move
         self.channel = channel
         self.timeout = timeout
         self.answers: queue.Queue = queue.Queue()
@@ -82,13 +85,13 @@ class BrowserSeat:
             raise SeatQuit(CLOSING)
         if self.away and self.channel.connected == 0:
             raise SeatUnavailable("the browser left the table")
-        screen = build_screen(view, self.rules, self.policies, self.advisor)
+        screen = self.screen(view)
         with self._lock:
             self.turn += 1
             self.view = view
             while not self.answers.empty():  # nothing stale answers this turn
                 self.answers.get_nowait()
-        self.channel.publish("turn", turn=self.turn, screen=screen.to_json())
+        self.channel.publish("turn", turn=self.turn, screen=screen)
         try:
             answer = self.answers.get(timeout=self.timeout)
         except queue.Empty:
@@ -109,10 +112,9 @@ class BrowserSeat:
             view = self.view
             if view is None or turn != self.turn:
                 return "it is not your turn"
-            parsed = parse_command(command, view, self.rules)
-            if parsed.action is None:
-                return parsed.hint or "not a move"
-            action = parsed.action
+            action = self.move(command, view, self.rules)
+            if isinstance(action, str):
+                return action
             if say and view.talk_enabled:
                 action = attrs.evolve(action, say=say)
             self.view = None  # one answer per turn
@@ -122,6 +124,15 @@ class BrowserSeat:
     def wake(self) -> None:
         """End a wait for an answer now (the server is stopping)."""
         self.answers.put(None)
+
+
+def person_seat(registry: Registry) -> str:
+    """The seat a person takes unless told otherwise: the first registered whose type
+    declares that a person plays it (our own plugins register first)."""
+    for name, seat_type in registry.seats.items():
+        if seat_type.person is not None:
+            return name
+    raise SetupError("no installed seat is played by a person: the table server has no one to seat")
 
 
 def checked_specs(registry: Registry, request: EpisodeRequest) -> list[SeatSpec]:
@@ -151,13 +162,20 @@ class Table:
         self.timeout = timeout
         self.log_path = log_path
         mode = registry.mode(request.mode)
-        humans = [slot for slot, spec in enumerate(self.specs) if spec.name == HUMAN]
-        self.tokens: dict[str, int | None] = {secrets.token_urlsafe(12): slot for slot in humans}
+        self.persons = {
+            slot: person
+            for slot, spec in enumerate(self.specs)
+            if (person := registry.seat(spec.name).person) is not None
+        }
+        """The declared front end of each seat a person plays, by slot."""
+        watcher = registry.seat(person_seat(registry)).person
+        self.tokens: dict[str, int | None] = {secrets.token_urlsafe(12): s for s in self.persons}
         self.watch_token = secrets.token_urlsafe(12)
         self.tokens[self.watch_token] = None
         self.channels = {token: Channel() for token in self.tokens}
         self.feeds = {
-            token: PublicFeed(mode, slot, request.deals) for token, slot in self.tokens.items()
+            token: self.persons.get(slot, watcher).feed(mode, request.deals, slot)
+            for token, slot in self.tokens.items()
         }
         self.seats: dict[int, BrowserSeat] = {}
         self.left = threading.Event()
@@ -202,13 +220,14 @@ class Table:
 
     def _seat(self, context: SeatContext) -> BrowserSeat:
         token = next(t for t, slot in self.tokens.items() if slot == context.slot)
-        seat = BrowserSeat(context, self.channels[token], self.timeout, self.left)
+        person = self.persons[context.slot]
+        seat = BrowserSeat(context, person, self.channels[token], self.timeout, self.left)
         self.seats[context.slot] = seat
         return seat
 
     def _on_record(self, record: dict[str, Any]) -> None:
         for token, feed in self.feeds.items():
-            news = feed.news(record)
+            news = feed(record)
             if news is not None:
                 self.channels[token].publish("news", news=news.kind, text=news.text)
 
@@ -219,7 +238,7 @@ class Table:
                 self.request,
                 log_path=self.log_path,
                 on_record=self._on_record,
-                local_seats={HUMAN: self._seat},
+                local_seats={self.specs[slot].name: self._seat for slot in self.persons},
                 closing=self.left,
             )
         except Exception as exc:  # the table is over either way; every page is told why

@@ -10,6 +10,7 @@ never pass.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -78,6 +79,11 @@ class PublicFeed:
         points = ", ".join(f"{self._who(s)} {p:+d}" for s, p in enumerate(record["points"]))
         played = record["dealsPlayed"]
         return News("result", f"episode {record['status']} after {played} deals: {points}")
+
+
+def public_news(mode: Mode, deals: int, viewer: int | None) -> Callable[[dict], News | None]:
+    """The news ``viewer`` (``None``: anyone) may see of each record, as the seat declares it."""
+    return PublicFeed(mode, viewer, deals).news
 
 
 def _said(record: dict[str, Any]) -> str:

@@ -14,12 +14,10 @@ from collections.abc import Callable
 import attrs
 
 from arena.actions import Action, Bid, Challenge
-from arena.modes import Mode
 from arena.rules import TableRules
 from arena.seats import SeatContext, SeatQuit
 from arena.terminal_text import printable_lines
 from arena.view import SeatView
-from arena_plugins.human.feed import PublicFeed
 from arena_plugins.human.screen import Advisor, TurnScreen, build_screen
 
 PROMPT = "your move> "
@@ -160,20 +158,3 @@ class TerminalSeat:
 
 def human(context: SeatContext) -> TerminalSeat:
     return TerminalSeat(context)
-
-
-def live_printer(
-    mode: Mode,
-    deals: int,
-    viewer: int | None = None,
-    write: Callable[[str], None] = _show,
-):
-    """An ``on_record`` callback printing what ``viewer`` may see of each record as it is logged."""
-    feed = PublicFeed(mode, viewer, deals)
-
-    def show(record: dict) -> None:
-        news = feed.news(record)
-        if news is not None:
-            write(f"· {news.text}")
-
-    return show
