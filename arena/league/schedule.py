@@ -13,10 +13,15 @@ resumes where it stopped. Three ways to form tables:
   rounds), seated in a seeded order;
 - ``random``: seeded draws, as many tables as asked.
 
-With ``duplicate`` each table is replayed under every rotation of its seats on
-the same seed: every entrant then holds every hand and position of those
-deals, which cancels card luck. The rotations of a table are one group for the
-bootstrap (:mod:`arena.league.standings`).
+With ``duplicate`` each table is replayed ``seats`` times on the same seed, the
+drawn entrants placed on the table order (rules.md rule 1, known from the seed)
+by the rows of a row-complete Latin square (:func:`duplicate_order`): every
+entrant then holds every hand and position of those deals once, which cancels
+card luck, and sits after as many different entrants as the rows allow, which
+cancels most of the seating (who sits before a seat decides much of its score).
+Rotating the entrants over the slots, as this did before
+(:data:`DUPLICATE_SCHEDULE` 1), kept much of who sits after whom. The rows of a
+table are one group for the intervals (:mod:`arena.league.standings`).
 
 The fixtures are drawn as they are read (:func:`fixtures`; how many there are is
 :attr:`~arena.league.config.LeagueSpec.episodes`), so a league of any size starts its
@@ -25,17 +30,25 @@ first table at once and holds no more of its schedule than it plays.
 
 from __future__ import annotations
 
+import functools
 import itertools
+from collections import Counter
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import attrs
 
 from arena import seeding
-from arena.league.config import LeagueSpec
-from arena.runner import EpisodeRequest
+
+if TYPE_CHECKING:  # the store imports this module's DUPLICATE_SCHEDULE, and runner the store
+    from arena.league.config import LeagueSpec
+    from arena.runner import EpisodeRequest
 
 LEAGUE = 4
 """Seed-stream domain of the league schedule (see arena.seeding)."""
+DUPLICATE_SCHEDULE = 2
+"""How a duplicate table's episodes are seated: 2 by :func:`duplicate_order`'s Latin
+square, 1 (leagues stored before) by rotating the entrants over the slots."""
 
 
 @attrs.frozen
@@ -57,15 +70,46 @@ def schedule(spec: LeagueSpec) -> list[Fixture]:
 
 def fixtures(spec: LeagueSpec) -> Iterator[Fixture]:
     """The schedule in order, each fixture drawn as it is read."""
-    seats = spec.table.seats
     index = 0
     for table, (picks, seed) in enumerate(_DRAWS[spec.schedule](spec)):
         for rotation in range(spec.rotations):
-            seated = tuple(spec.entrants[picks[(slot + rotation) % seats]] for slot in range(seats))
+            slots = _duplicate_row(picks, seed, rotation) if spec.duplicate else picks
+            seated = tuple(spec.entrants[e] for e in slots)
             request = attrs.evolve(spec.table, seed=seed, seat_specs=tuple(e.spec for e in seated))
             names = tuple(e.name for e in seated)
             yield Fixture(index, table, rotation, names, request)
             index += 1
+
+
+def _duplicate_row(picks: list[int], seed: int, row: int) -> list[int]:
+    """Row ``row`` of a duplicate table: table position i (slot ``order[i]``) gets the
+    entrant ``picks[(row + w[i]) % seats]``, w being :func:`duplicate_order`."""
+    order = seeding.table_order(seed, len(picks))
+    slots = [0] * len(picks)
+    for position, offset in enumerate(duplicate_order(len(picks))):
+        slots[order[position]] = picks[(row + offset) % len(picks)]
+    return slots
+
+
+@functools.cache
+def duplicate_order(seats: int) -> tuple[int, ...]:
+    """The first ordering w of 0..seats-1 (w[0] = 0) whose cyclic steps w[i] - w[i-1]
+    (mod seats) repeat least (the least sum of squared step counts).
+
+    Row r seats entrant (r + w[i]) mod seats at table position i, a Latin square: each
+    entrant holds each position once. The entrant before x there is x less a step, so
+    over the rows x follows each other entrant once per step that differs from x by it:
+    for an even number of seats the steps are every nonzero value once and seats/2 once
+    more (Williams' row-complete square, e.g. 0, 1, 3, 2: x follows x-2 twice and the
+    others once), where rotating the seats (w = 0, 1, 2, 3) repeats one step four times.
+    """
+    rest = itertools.permutations(range(1, seats))
+
+    def repeats(w: tuple[int, ...]) -> int:
+        steps = Counter((w[i] - w[i - 1]) % seats for i in range(seats))
+        return sum(n * n for n in steps.values())
+
+    return min(((0, *w) for w in rest), key=repeats)
 
 
 Draw = tuple[list[int], int]

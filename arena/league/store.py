@@ -30,6 +30,8 @@ from typing import Any
 
 import attrs
 
+from arena.league.schedule import DUPLICATE_SCHEDULE
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS league (settings TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS episodes (
@@ -116,8 +118,15 @@ class LeagueStore:
     def check(self, settings: dict) -> None:
         """Refuse to resume a league stored with other settings."""
         row = self.db.execute("SELECT settings FROM league").fetchone()
-        if row is not None and row[0] != _settings_text(settings):
-            raise StoreError(f"{self.path} holds a league with other settings: {row[0]}")
+        if row is None or row[0] == _settings_text(settings):
+            return
+        if row[0] == json.dumps(settings, sort_keys=True):  # stored before the key was kept
+            raise StoreError(
+                f"{self.path} holds this duplicate league seated by duplicate schedule 1"
+                f" (rotations of the slots); it resumes only under that schedule, and this"
+                f" arena seats by schedule {DUPLICATE_SCHEDULE}: play it again in a new file"
+            )
+        raise StoreError(f"{self.path} holds a league with other settings: {row[0]}")
 
     def finished(self) -> set[int]:
         return {idx for (idx,) in self.db.execute("SELECT idx FROM episodes")}
@@ -412,6 +421,9 @@ def episode_log_text(db: sqlite3.Connection, index: int) -> str:
 
 
 def _settings_text(settings: dict) -> str:
+    """The stored settings; a duplicate league's say how its groups are seated."""
+    if settings.get("duplicate"):
+        settings = settings | {"duplicateSchedule": DUPLICATE_SCHEDULE}
     return json.dumps(settings, sort_keys=True)
 
 
