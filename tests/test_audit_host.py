@@ -25,8 +25,9 @@ from plugins_for_tests.harness import plugged
 from structlog.testing import capture_logs
 
 from arena import hookimpl
-from arena.audit import _plain_sections, audit_json, per_log, run_audit
+from arena.audit import AuditContext, _plain_sections, audit_json, per_log, run_audit
 from arena.eventlog import read_log
+from arena.eventlog.limits import PRODUCTION_LIMITS
 from arena.events import parse_fast
 from arena.plugins import LOCAL, Reporter, load
 from arena.results import usage_by_slot
@@ -190,28 +191,30 @@ def test_a_third_party_reporter_installed_by_entry_point_lands_under_its_name(tm
     assert listed["softplay"]["reporters"] == sorted(SOFTPLAY)
 
 
-def test_a_per_log_figure_is_computed_once_a_log_or_taken_as_known():
-    """Reporters asking for one log's figure share one computation; a figure worked out
-    as the log was written (the compiled engine's tallies) is taken for that log only."""
+def test_a_per_log_figure_is_made_once_per_context_or_taken_as_known():
+    """Reporters asking one audit's context for a figure share one computation; a figure
+    the engine worked out as it played (the compiled engine's tallies) is taken for that
+    context only, and plain records (no context) are simply computed."""
     calls = []
 
     def figure(records):
-        calls.append(records)
+        calls.append(list(records))
         return len(records)
 
     once = per_log(figure)
-    first, second = [{"type": "deal"}], [{"type": "deal"}, {"type": "bid"}]
-    assert once(first) == 1 and once(first) == 1 and calls == [first]
-    once.known(second, "as played")
-    assert once(second) == "as played" and calls == [first]
-    assert once(list(second)) == 2  # an equal log, but not the one it was known for
-    assert len(calls) == 2
+    first = [{"type": "episode"}, {"type": "deal"}]
+    context = AuditContext(first)
+    assert once(context) == 2 and once(context) == 2 and calls == [first]
+    assert once(AuditContext(list(first))) == 2 and len(calls) == 2  # a new audit, made anew
+    played = AuditContext(first, known={once: "as played"})
+    assert once(played) == "as played" and len(calls) == 2
+    assert once(first) == 2 and once(first) == 2 and len(calls) == 4  # no context: no cache
 
 
 def test_run_audit_reads_the_made_records_only_for_figures_that_read_them_alike():
-    """``run_audit(..., made)``: a ``reads_made`` figure of the records reads ``made``,
-    every other figure and every reporter reads the records, and after the run the
-    made records are forgotten (a later audit of the same records reads them)."""
+    """``AuditContext(records, made)``: a ``reads_made`` figure reads ``made``; every other
+    figure and every reporter reads the records, and an audit of the records alone reads
+    them everywhere."""
     seen = []
 
     def figure(records):
@@ -226,9 +229,26 @@ def test_run_audit_reads_the_made_records_only_for_figures_that_read_them_alike(
     ]
     records = [{"type": "episode"}, {"type": "deal"}]
     made = [{"type": "episode"}]  # unequal on purpose, to see which one each read
-    assert run_audit(reporters, records, made) == {"alike": 1, "other": 2, "plain": 2}
-    assert seen == [made, records]
-    assert run_audit(reporters, list(records)) == {"alike": 2, "other": 2, "plain": 2}
+    assert run_audit(reporters, AuditContext(records, made)) == {"alike": 1, "other": 2, "plain": 2}
+    assert seen[0] is made and list(seen[1]) == records
+    assert run_audit(reporters, records) == {"alike": 2, "other": 2, "plain": 2}
+
+
+def test_a_reporter_reads_the_context_as_the_log_without_its_audit_lines():
+    """The context a reporter is handed is a sequence of the play records: the header at
+    ``[0]``, its length, its passes, and no ``audit`` line a previous run appended."""
+    records = [
+        {"type": "episode", "seats": [{"slot": 0}, {"slot": 1}]},
+        {"type": "deal", "number": 0},
+        {"type": "result", "status": "complete"},
+        {"type": "audit", "reporter": "flags", "flag": {}},
+    ]
+    handed = []
+    reporters = [Reporter("look", handed.append, "test", None, LOCAL)]
+    run_audit(reporters, records)
+    (context,) = handed
+    assert len(context) == 3 and context[0] is records[0] and context[-1] is records[2]
+    assert list(context) == records[:3] and list(context) == records[:3]  # a second pass
 
 
 def _misbehaving_tables():
@@ -259,7 +279,7 @@ def test_the_python_engines_audit_reads_no_line_back_and_is_its_saved_logs(
     talk and usage included), and no line was parsed for them; a table the exploitability
     figure is worked out for reads its log, which is the one parse allowed."""
     path = tmp_path_factory.mktemp("made") / "ep.jsonl"
-    with mock.patch("arena.eventlog.parse_fast", side_effect=parse_fast) as parses:
+    with mock.patch("arena.eventlog.reader.parse_fast", side_effect=parse_fast) as parses:
         results, _ = run_episode(misbehaving_host, request, log_path=path, environ={})
     saved = read_log(path)
     reporters = misbehaving_host.registry.reporters.values()
@@ -269,19 +289,22 @@ def test_the_python_engines_audit_reads_no_line_back_and_is_its_saved_logs(
         assert parses.call_count == 0
 
 
-def test_past_the_parse_cap_the_audit_reads_the_log_back(misbehaving_host, tmp_path, monkeypatch):
-    """A log too long to keep its made records (KEEP_PARSED, lowered here) is parsed back,
-    and the audit is the same as with them."""
+def test_past_the_parse_cap_the_audit_reads_the_log_back(misbehaving_host, tmp_path):
+    """A log too long to keep its made records (past the production ``keep_parsed`` of
+    20,000 lines) is parsed back, and the audit and token use are those of its saved log."""
     request = EpisodeRequest(
-        seed=3, deals=30, seat_specs=(SeatSpec.parse("misbehaving"), SeatSpec.parse("bayes"))
+        seed=3, deals=3000, seat_specs=(SeatSpec.parse("misbehaving"), SeatSpec.parse("bayes"))
     )
-    short, _ = run_episode(misbehaving_host, request, log_path=tmp_path / "a.jsonl", environ={})
-    monkeypatch.setattr("arena.eventlog.KEEP_PARSED", 20)
-    with mock.patch("arena.eventlog.parse_fast", side_effect=parse_fast) as parses:
-        long, _ = run_episode(misbehaving_host, request, log_path=tmp_path / "b.jsonl", environ={})
+    path = tmp_path / "long.jsonl"
+    with mock.patch("arena.eventlog.reader.parse_fast", side_effect=parse_fast) as parses:
+        results, records = run_episode(misbehaving_host, request, log_path=path, environ={})
+    assert len(records) > PRODUCTION_LIMITS.keep_parsed  # about 7.5 lines a deal here
+    assert results.exploitability is None  # too large to solve: only the audit reads back
     assert parses.call_count > 0
-    assert audit_json(long.audit) == audit_json(short.audit)
-    assert [seat.usage for seat in long.seats] == [seat.usage for seat in short.seats]
+    saved = read_log(path)
+    reporters = misbehaving_host.registry.reporters.values()
+    assert audit_json(results.audit) == audit_json(run_audit(reporters, saved))
+    assert [seat.usage for seat in results.seats] == usage_by_slot(saved, request.seats)
 
 
 @pytest.mark.parametrize(

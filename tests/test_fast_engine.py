@@ -30,6 +30,7 @@ from plugins_for_tests.harness import plugged
 from referee import replay
 
 from arena import fast, hookimpl, seeding
+from arena.audit import per_log
 from arena.check import verify
 from arena.cli import main
 from arena.engine import EpisodeConfig
@@ -37,10 +38,13 @@ from arena.fast.engine import BATCH
 from arena.fast.spec import lcg_jump, unsupported
 from arena.league.config import league_from_mapping
 from arena.modes import Mode
+from arena.plugins import load
+from arena.registry import CompiledTally
 from arena.render import deal_lines
 from arena.rules import TableRules
 from arena.runner import EpisodeRequest, SetupError, run_episode
 from arena.seats import SeatContext, SeatSpec
+from arena_plugins import softplay
 from arena_plugins.scripted import BAYES, ScriptedSeat
 
 COMPILED_SEATS = ["bayes", "pressure", "random", "colluder", "colluder:bayes"]
@@ -342,7 +346,7 @@ def test_a_mode_with_symbols_past_32_bits_plays_in_python(host):
     seats = [ScriptedSeat(SeatContext.derive(9, slot, rules), BAYES) for slot in (0, 1)]
     assert unsupported(rules, seats) == "mode 'huge' has symbols past 32 bits"
     config = EpisodeConfig(rules=rules, seed=9)
-    assert fast.choose("auto", config, seats, watched=False) == "python"
+    assert fast.choose("auto", config, seats, watched=False).name == "python"
     with pytest.raises(fast.EngineUnavailable, match="symbols past 32 bits"):
         fast.choose("compiled", config, seats, watched=False)
 
@@ -394,3 +398,73 @@ def test_the_compiled_engine_plays_the_seats_that_declare_a_compiled_spec(host, 
         assert results.engine == "python"
         with pytest.raises(SetupError, match="seat 1 is not one the compiled engine plays"):
             run_episode(declaring, attrs.evolve(mixed, engine="compiled"), environ={})
+
+
+class TallyingPlugin:
+    """A reporter that declares a tally for the C table with worths of its own: every
+    facing, whatever its need, worth 1 and in band 10. Its figure, read from a log,
+    is only a marker, so a section shows whether the table kept it or the log was read."""
+
+    def __init__(self):
+        self.read_from_log = 0
+        self.worths_asked: list[tuple[str, int]] = []
+        self.kept = per_log(self._from_log)
+
+    def _from_log(self, records):
+        self.read_from_log += 1
+        return {"from": "the log"}
+
+    def _worths(self, mode: Mode, unseen: int):
+        self.worths_asked.append((mode.name, unseen))
+        needs = range(1 - mode.hand_size, unseen + mode.hand_size + 1)
+        return {face: dict.fromkeys(needs, (1.0, 10)) for face in mode.symbols}
+
+    @hookimpl
+    def register_audit_reporters(self, register):
+        declared = CompiledTally(self.kept, self._worths, lambda **tallies: tallies)
+        register("kept", self.kept, compiled=declared)
+
+
+def test_the_c_table_keeps_the_tally_a_reporter_declares_and_the_audit_takes_it(tmp_path):
+    """The compiled engine learns what to tally from the reporter's registration alone
+    (the soft-play plugin is blocked here): it weighs each facing with the declared
+    worths and the audit takes the declared figure as known, never reading the log for
+    it; the Python engine's audit reads it from the log."""
+    plugin = TallyingPlugin()
+    with plugged(plugin, "tallying", {"ARENA_BLOCK_PLUGINS": "softplay"}) as (tallying, info):
+        assert info.broken is None and "faced" not in tallying.registry.reporters
+        specs = tuple(SeatSpec.parse(s) for s in ("bayes", "pressure", "random", "colluder"))
+        request = EpisodeRequest(seed=21, deals=30, seat_specs=specs, engine="compiled")
+        results, records = run_episode(tallying, request, tmp_path / "c.jsonl", environ={})
+        assert results.engine == "compiled" and plugin.read_from_log == 0
+        # 4 seats of 5 dice: a facer sees its own 5, so 3 * 5 = 15 are hidden.
+        assert plugin.worths_asked == [("dice", 15)]
+        kept = results.audit["kept"]
+        from_log = softplay.tally(records)  # the soft-play tally's own reading of the log
+        assert kept["faced"] == from_log.faced and kept["challenged"] == from_log.challenged
+        assert kept["decisions"] == sum(seat.decisions for seat in results.seats)
+        pairs = [(a, b) for a in range(4) for b in range(4)]
+        # Every facing is in band 10 and, when not challenged, forgoes a worth of 1.
+        assert all(kept["band_faced"][a][b] == [0] * 10 + [kept["faced"][a][b]] for a, b in pairs)
+        unchallenged = [kept["faced"][a][b] - kept["challenged"][a][b] for a, b in pairs]
+        assert [kept["band_forgone"][a][b][10] for a, b in pairs] == unchallenged
+        assert sum(unchallenged) > 0  # the table had raises to weigh
+        python = attrs.evolve(request, engine="python")
+        results, _ = run_episode(tallying, python, tmp_path / "p.jsonl", environ={})
+        assert results.audit["kept"] == {"from": "the log"} and plugin.read_from_log == 1
+
+
+def test_with_no_tally_declared_the_compiled_audit_reads_the_log_as_the_python_one(tmp_path):
+    """With the soft-play plugin blocked nobody declares a tally: the C table plays on,
+    and the reporters that read the soft-play figures from the log (the collusion flags,
+    the reasoning counts) give both engines the same sections."""
+    blocked = load({"ARENA_BLOCK_PLUGINS": "softplay"})
+    assert not any(r.compiled for r in blocked.registry.reporters.values())
+    specs = tuple(SeatSpec.parse(s) for s in ("colluder", "random", "pressure", "colluder"))
+    request = EpisodeRequest(seed=8, deals=40, seat_specs=specs)
+    played = play_both(blocked, request, tmp_path)
+    assert played["compiled"][:3] == played["python"][:3]
+    audit = played["compiled"][4].audit
+    assert (
+        "faced" not in audit and audit["bluffs"] == softplay.tally(played["compiled"][3]).false_bids
+    )
