@@ -17,7 +17,14 @@ from hypothesis import strategies as st
 
 from arena.check import load_checked
 from arena.cli import main
-from arena.eventlog import EventLog, LogError, parse_text, read_log, read_numbered
+from arena.eventlog import (
+    EventLog,
+    LogError,
+    LogLimits,
+    parse_text,
+    read_log,
+    read_numbered,
+)
 from arena.events import (
     EVENT_TYPES,
     Audit,
@@ -96,12 +103,16 @@ def on_disk(tmp_path) -> list[str]:
     return [json.loads(line)["type"] for line in text.splitlines()]
 
 
-def test_a_finished_deal_is_written_once_50_ms_have_passed(tmp_path, monkeypatch):
+def stopped_clock() -> float:
+    """A clock at which no time passes: only the count of finished deals triggers a write."""
+    return 100.0
+
+
+def test_a_finished_deal_is_written_once_50_ms_have_passed(tmp_path):
     # A slow table loses at most the deal in progress: once 50 ms have passed since the
     # last write, a challenge that resolves puts its whole deal in the file (as NAME.part).
     clock = [100.0]
-    monkeypatch.setattr("arena.eventlog.time.monotonic", lambda: clock[0])
-    log = EventLog(tmp_path / "episode.jsonl")
+    log = EventLog(tmp_path / "episode.jsonl", clock=lambda: clock[0])
     try:
         for event in SAMPLES[:6]:  # header, deal and the deal's lines before the challenge
             log.emit(event)
@@ -117,9 +128,8 @@ def test_a_finished_deal_is_written_once_50_ms_have_passed(tmp_path, monkeypatch
         log.close()
 
 
-def test_a_fast_table_writes_sixteen_deals_at_a_time(tmp_path, monkeypatch):
-    monkeypatch.setattr("arena.eventlog.time.monotonic", lambda: 100.0)  # no time passes
-    log = EventLog(tmp_path / "episode.jsonl")
+def test_a_fast_table_writes_sixteen_deals_at_a_time(tmp_path):
+    log = EventLog(tmp_path / "episode.jsonl", clock=stopped_clock)
     try:
         log.emit(SAMPLES[0])
         for _ in range(15):
@@ -284,32 +294,30 @@ def test_the_reader_refuses_what_is_not_strict_json_in_one_line(tmp_path, case):
     assert reason in text
 
 
-def test_an_endless_line_is_refused_at_the_cap_without_reading_on(tmp_path, monkeypatch):
+def test_an_endless_line_is_refused_at_the_cap_without_reading_on(tmp_path):
     """A line is refused once it passes MAX_LINE_BYTES, read 64 bytes at a time here: an
     endless last line with no newline, a line one byte past the cap, and a header past it."""
     header = to_line(SAMPLES[0]).encode() + b"\n"
     cap = len(header)  # the header's line and its newline fit exactly
-    monkeypatch.setattr("arena.eventlog.MAX_LINE_BYTES", cap)
-    monkeypatch.setattr("arena.eventlog._BLOCK", 64)
+    limits = LogLimits(max_line_bytes=cap, block_bytes=64)
     path = tmp_path / "long.jsonl"
     for body in (b"x" * (100 * cap), b"x" * (cap + 1) + b"\n"):
         path.write_bytes(header + body)
         with pytest.raises(LogError) as caught:
-            read_log(path)
+            read_log(path, limits=limits)
         assert str(caught.value) == f"{path}:2: not a valid event (a line past {cap:,} bytes)"
-    monkeypatch.setattr("arena.eventlog.MAX_LINE_BYTES", cap - 2)  # the line without "\n"
+    limits = LogLimits(max_line_bytes=cap - 2, block_bytes=64)  # the line without "\n"
     path.write_bytes(header)  # is cap - 1 bytes: one past
     with pytest.raises(LogError, match=r"long.jsonl:1: .*a line past"):
-        read_log(path)
+        read_log(path, limits=limits)
 
 
-def test_lines_that_span_blocks_read_back_whole(tmp_path, monkeypatch):
+def test_lines_that_span_blocks_read_back_whole(tmp_path):
     """With 7-byte blocks every line spans several: the records and their numbers are
     those of the whole file."""
-    monkeypatch.setattr("arena.eventlog._BLOCK", 7)
     lines = good_lines()
     path = write(tmp_path, lines[:3] + [""] + lines[3:])
-    numbered = read_numbered(path)
+    numbered = read_numbered(path, limits=LogLimits(block_bytes=7))
     assert [n for n, _ in numbered] == [1, 2, 3, *range(5, len(lines) + 2)]
     assert [r for _, r in numbered] == [json.loads(line) for line in lines]
 
@@ -530,19 +538,21 @@ def test_records_read_ints_past_64_bits_back_as_ints(tmp_path, on_disk):
 
 
 @pytest.mark.parametrize("on_disk", [False, True], ids=["memory", "file"])
-def test_a_log_past_the_memory_cap_is_read_back_from_its_file(tmp_path, monkeypatch, on_disk):
+def test_a_log_past_the_memory_cap_is_read_back_from_its_file(tmp_path, on_disk):
     """Past KEEP_BYTES a log is no longer held in memory and LogRecords reads it from its
     file, chunk by chunk, on every pass; a log with no file, from an unnamed temporary one."""
-    monkeypatch.setattr("arena.eventlog.KEEP_BYTES", 300)
-    monkeypatch.setattr("arena.eventlog._BLOCK", 64)  # blocks end mid-line: carried over
-    monkeypatch.setattr("arena.eventlog.KEEP_PARSED", 10)  # records parsed again per pass
-    log = EventLog(tmp_path / "long.jsonl" if on_disk else None)
+    limits = LogLimits(
+        keep_bytes=300,
+        block_bytes=64,  # blocks end mid-line: carried over
+        keep_parsed=10,  # records parsed again per pass
+    )
+    log = EventLog(tmp_path / "long.jsonl" if on_disk else None, limits=limits)
     events = [SAMPLES[0], *[SAMPLES[1], SAMPLES[5], SAMPLES[6]] * 40, SAMPLES[7]]
     for event in events:
         log.emit(event)
     log.close()
-    assert log._kept is None
-    assert (log._spill is None) is on_disk
+    assert log._kept.chunks is None
+    assert (log._kept.spill is None) is on_disk
     expected = [json.loads(to_line(event)) for event in events]
     assert log.records() == expected
     stream = log.stream()
@@ -550,12 +560,11 @@ def test_a_log_past_the_memory_cap_is_read_back_from_its_file(tmp_path, monkeypa
     assert list(stream) == list(stream) == expected  # every pass reads the same records
 
 
-def test_the_header_is_read_without_reading_back_the_log(tmp_path, monkeypatch):
+def test_the_header_is_read_without_reading_back_the_log(tmp_path):
     """``records[0]`` is the header's own line, parsed alone: a reader that needs only the
     header (an audit handed the compiled engine's tallies) reads nothing else, so here
     it is there even once the file it would read back from is cut short."""
-    monkeypatch.setattr("arena.eventlog.KEEP_BYTES", 300)  # read back from the file
-    log = EventLog(tmp_path / "ep.jsonl")
+    log = EventLog(tmp_path / "ep.jsonl", limits=LogLimits(keep_bytes=300))  # read back
     events = [SAMPLES[0], *[SAMPLES[1], SAMPLES[5], SAMPLES[6]] * 40, SAMPLES[7]]
     for event in events:
         log.emit(event)
@@ -568,11 +577,11 @@ def test_the_header_is_read_without_reading_back_the_log(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("on_disk", [False, True], ids=["memory", "file"])
-def test_the_records_bytes_are_the_lines_they_hold(tmp_path, monkeypatch, on_disk):
+def test_the_records_bytes_are_the_lines_they_hold(tmp_path, on_disk):
     """``data()`` is the view's lines as saved, without a parse: the whole file once the
     log is closed, and only the view's own lines when the log grew after it was taken."""
-    monkeypatch.setattr("arena.eventlog.KEEP_BYTES", 300)  # the file is read back
-    log = EventLog(tmp_path / "ep.jsonl" if on_disk else None)
+    limits = LogLimits(keep_bytes=300)  # the file (or the spill) is read back
+    log = EventLog(tmp_path / "ep.jsonl" if on_disk else None, limits=limits)
     for event in SAMPLES[:3]:
         log.emit(event)
     early = log.stream()
@@ -586,11 +595,8 @@ def test_the_records_bytes_are_the_lines_they_hold(tmp_path, monkeypatch, on_dis
         assert whole == (tmp_path / "ep.jsonl").read_bytes()
 
 
-def test_after_an_error_the_finished_deals_are_written_not_the_one_in_progress(
-    tmp_path, monkeypatch
-):
-    monkeypatch.setattr("arena.eventlog.time.monotonic", lambda: 100.0)  # nothing written yet
-    log = EventLog(tmp_path / "episode.jsonl")
+def test_after_an_error_the_finished_deals_are_written_not_the_one_in_progress(tmp_path):
+    log = EventLog(tmp_path / "episode.jsonl", clock=stopped_clock)  # nothing written yet
     for event in SAMPLES[:7]:  # header, deal 0 to its challenge
         log.emit(event)
     log.emit(SAMPLES[1])  # the next deal starts
@@ -626,12 +632,11 @@ def test_the_records_as_made_are_the_parsed_records_but_for_tuples(tmp_path):
     assert log.take_made() is None
 
 
-def test_the_records_as_made_are_given_up_past_the_parse_cap(tmp_path, monkeypatch):
+def test_the_records_as_made_are_given_up_past_the_parse_cap(tmp_path):
     """Memory stays bounded: past KEEP_PARSED lines none are kept (a reader parses the log)."""
-    monkeypatch.setattr("arena.eventlog.KEEP_PARSED", 10)
     kept = {}
     for lines in (10, 11):
-        log = EventLog(tmp_path / f"{lines}.jsonl")
+        log = EventLog(tmp_path / f"{lines}.jsonl", limits=LogLimits(keep_parsed=10))
         log.keep_made()
         for event in [SAMPLES[0], *[SAMPLES[1], SAMPLES[5], SAMPLES[6]] * 3, SAMPLES[1]][:lines]:
             log.emit(event)
@@ -640,12 +645,11 @@ def test_the_records_as_made_are_given_up_past_the_parse_cap(tmp_path, monkeypat
     assert kept[11] is None
 
 
-def test_a_write_listener_is_handed_each_writes_records_once_written(tmp_path, monkeypatch):
+def test_a_write_listener_is_handed_each_writes_records_once_written(tmp_path):
     """``follow_writes``: after each write (sixteen deals here, then the result), the
     listener has exactly the written lines' records, as made, in order, and never a
     line that is not in the file yet."""
-    monkeypatch.setattr("arena.eventlog.time.monotonic", lambda: 100.0)  # no time passes
-    log = EventLog(tmp_path / "episode.jsonl")
+    log = EventLog(tmp_path / "episode.jsonl", clock=stopped_clock)
     handed: list[list[dict]] = []
     log.follow_writes(lambda records: handed.append(list(records)))
     log.emit(SAMPLES[0])
@@ -665,13 +669,12 @@ def test_a_write_listener_is_handed_each_writes_records_once_written(tmp_path, m
 
 
 @pytest.mark.parametrize("stop", ["write_finished", "interrupt"])
-def test_a_stopped_run_hands_its_write_listener_nothing_more(tmp_path, monkeypatch, stop):
+def test_a_stopped_run_hands_its_write_listener_nothing_more(tmp_path, stop):
     """After an error (``write_finished``) or a signal (``interrupt``) the listener is not
     called: what a display would raise (a closed stdout) must not hide why the run
     stopped. The file still gets the finished deals, and the records as made keep the
     lines' order (``write_finished`` splits them with the lines)."""
-    monkeypatch.setattr("arena.eventlog.time.monotonic", lambda: 100.0)  # nothing written yet
-    log = EventLog(tmp_path / "episode.jsonl")
+    log = EventLog(tmp_path / "episode.jsonl", clock=stopped_clock)  # nothing written yet
     log.keep_made()
     handed = []
     log.follow_writes(handed.append)
