@@ -25,6 +25,7 @@ from arena.eventlog import (
     read_log,
     read_numbered,
 )
+from arena.eventlog.limits import PRODUCTION_LIMITS
 from arena.events import (
     EVENT_TYPES,
     Audit,
@@ -143,6 +144,58 @@ def test_a_fast_table_writes_sixteen_deals_at_a_time(tmp_path):
         assert on_disk(tmp_path)[-1] == "result"
     finally:
         log.close()
+
+
+def test_the_limits_passed_in_set_the_batch_and_the_interval(tmp_path):
+    # write_every_deals=3, write_every_seconds=1: with a stopped clock two finished deals
+    # wait and the third writes all three (1 + 3 * 2 = 7 lines); then, one second on, the
+    # next deal's end writes at once, however few deals wait.
+    clock = [100.0]
+    limits = LogLimits(write_every_deals=3, write_every_seconds=1.0)
+    log = EventLog(tmp_path / "episode.jsonl", limits=limits, clock=lambda: clock[0])
+    try:
+        log.emit(SAMPLES[0])
+        for _ in range(2):
+            log.emit(SAMPLES[1])
+            log.emit(SAMPLES[6])
+        assert on_disk(tmp_path) == []
+        log.emit(SAMPLES[1])
+        log.emit(SAMPLES[6])
+        assert on_disk(tmp_path) == ["episode", *["deal", "challenge"] * 3]
+        clock[0] += 0.999
+        log.emit(SAMPLES[1])
+        log.emit(SAMPLES[6])
+        assert len(on_disk(tmp_path)) == 7  # 999 ms after the last write: waits
+        clock[0] += 0.001
+        log.emit(SAMPLES[1])
+        log.emit(SAMPLES[6])
+        assert len(on_disk(tmp_path)) == 11  # a second after it: both deals are written
+    finally:
+        log.close()
+
+
+def test_the_production_limits_are_the_documented_ones():
+    # docs/event-log.md: a write once 50 ms have passed or 16 deals wait, at most 16
+    # writes cut to fit the interrupted marker, 1 MiB kept in memory (1 << 20 =
+    # 1,048,576 bytes), a line past 64 MiB refused (1 << 26 = 67,108,864 bytes).
+    assert attrs.asdict(PRODUCTION_LIMITS) == {
+        "write_every_deals": 16,
+        "write_every_seconds": 0.05,
+        "keep_bytes": 1_048_576,
+        "keep_parsed": 20_000,
+        "max_writes_cut": 16,
+        "block_bytes": 1_048_576,
+        "max_line_bytes": 67_108_864,
+    }
+    assert EventLog().limits is PRODUCTION_LIMITS
+
+
+@pytest.mark.parametrize(
+    "field", ["write_every_deals", "keep_bytes", "keep_parsed", "block_bytes", "max_line_bytes"]
+)
+def test_a_limit_below_one_is_refused(field):
+    with pytest.raises(ValueError, match=f"'{field}' must be >= 1"):
+        LogLimits(**{field: 0})
 
 
 def write(tmp_path, lines: list[str]):
