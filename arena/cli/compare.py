@@ -105,7 +105,8 @@ def run(args: argparse.Namespace, host: PluginHost) -> int:
         f"{result.tables} tables, each played by A and by B ({2 * result.tables} episodes);"
         f" cost ${result.usd:.4f}, {result.tokens:,} tokens; stopped: {result.stopped}"
         + (
-            f" (each of up to {result.looks} looks at 95% / {result.looks})"
+            f" (each of up to {result.looks} looks at {1 - result.look_alpha:.2%}, Pocock's"
+            " level: together they hold 95%)"
             if result.looks > 1
             else ""
         )

@@ -11,12 +11,13 @@ position is held as often as the others, as duplicate seating does.
 
 With a target the tables are played in rounds (a tenth of the cap, at least
 ``seats`` pairs) and looked at after each round; the comparison stops when the
-interval's half-width is at most the target or the interval excludes 0. Looking
-after every round and stopping at a favourable look would make a plain 95%
-interval cover less than 95%. So the cap bounds the looks (``K`` rounds, at most
-10) and each look's interval is drawn at level ``1 - 0.05 / K`` (Bonferroni over
-the looks): the chance that any look's interval misses is at most 0.05, so the
-interval at whichever look stops covers at least 95%. bench/stopping.py measures it.
+interval's half-width is at most the target or the interval excludes 0. Stopping
+on "excludes 0" at a favourable look would make a plain 95% interval cover less
+than 95%, so the cap bounds the looks (``K`` rounds, at most 10) and each look's
+interval is drawn at Pocock's level for those K looks
+(:func:`arena.league.looks.pocock_alpha`): all K intervals hold the truth
+together with probability 0.95, so the one where the comparison stops does.
+bench/stopping.py measures it.
 Without a target there is one look, at 95%.
 """
 
@@ -32,6 +33,7 @@ import numpy as np
 from arena import seeding
 from arena.league.config import Entrant, LeagueError, LeagueSpec, rounds
 from arena.league.cost import TOKEN_KINDS, price_of, seat_tokens
+from arena.league.looks import ALPHA, look_ends, pocock_alpha
 from arena.league.run import check_league, model_of
 from arena.league.standings import DIFFERENCE_RANGE, Tables
 from arena.plugins import PluginHost
@@ -40,7 +42,6 @@ from arena.seats import SeatSpec
 
 COMPARE = 5
 """Seed-stream domain of a comparison's table seeds (see arena.seeding)."""
-ALPHA = 0.05
 DEFAULT_OPPONENTS = (SeatSpec("bayes"), SeatSpec("pressure"))
 
 
@@ -68,7 +69,9 @@ class Comparison:
     difference: float
     ci95: tuple[float, float]
     looks: int
-    """The most looks the cap allows; each look's interval is at level 1 - 0.05 / looks."""
+    """The most looks the cap allows."""
+    look_alpha: float
+    """Each look's two-sided level: Pocock's for ``looks`` looks (0.05 with one)."""
     target: float | None
     stopped: str
     """``target`` (half-width reached), ``excludes 0``, or ``cap`` (tables all played)."""
@@ -153,6 +156,7 @@ def compare(
         LeagueSpec(entrants, tables=tables, table=table, allow_repeat=True), host, False, environ
     )
     round_size, looks = looks_allowed(tables, table.seats, target)
+    alpha = pocock_alpha(look_ends(tables, round_size))
 
     def play(index: int) -> Pair:
         return _play_pair(host, a, b, opponents, table, seed, index, environ)
@@ -161,18 +165,20 @@ def compare(
     with ThreadPoolExecutor(max_workers=concurrency) as pool:
         while True:
             pairs.extend(pool.map(play, range(len(pairs), min(tables, len(pairs) + round_size))))
-            result = _summary(str(a), str(b), pairs, looks, target)
+            result = _summary(str(a), str(b), pairs, looks, alpha, target)
             progress(result)
             if result.stopped != "cap" or len(pairs) >= tables:
                 return result
 
 
-def _summary(a: str, b: str, pairs: list[Pair], looks: int, target: float | None) -> Comparison:
+def _summary(
+    a: str, b: str, pairs: list[Pair], looks: int, alpha: float, target: float | None
+) -> Comparison:
     differences = [p.a_score - p.b_score for p in pairs]
-    low, high = paired_interval(differences, ALPHA / looks)
+    low, high = paired_interval(differences, alpha)
     stopped = stop_reason(low, high, len(pairs), target)
     return Comparison(
-        a, b, tuple(pairs), float(np.mean(differences)), (low, high), looks, target, stopped
+        a, b, tuple(pairs), float(np.mean(differences)), (low, high), looks, alpha, target, stopped
     )
 
 

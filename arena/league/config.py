@@ -37,7 +37,8 @@ MAX_EPISODES = 2**63 - 1
 """The most episodes a league schedules: the store numbers them in SQLite INTEGERs."""
 MAX_LOOKS = 10
 """Most looks a league or comparison that stops at a target takes (rounds of a tenth of its
-cap): each look's interval is at 1 - 0.05 / looks (Bonferroni), so fewer looks cost less."""
+cap); where the stopping rule needs it, each look's level pays for the looks
+(:mod:`arena.league.looks`), so fewer looks cost less."""
 MAX_CONCURRENCY = 1024
 """The most tables in flight: each is a thread, a process or a Ray task, and a machine
 runs out of those long before a league would gain from more."""
@@ -152,8 +153,17 @@ class LeagueSpec:
     @property
     def looks(self) -> int:
         """How often the league may look at its intervals: after each round with a target
-        (each look's intervals then at 1 - 0.05 / looks, Bonferroni), else once."""
+        (:func:`arena.league.looks.league_alpha` gives each look's level), else once."""
         return rounds(self.tables, len(self.entrants))[1] if self.target_ci is not None else 1
+
+    @property
+    def allocates(self) -> bool:
+        """Whether a round's tables are allocated by interval and cost
+        (:mod:`arena.league.allocation`): with a target, when a table cannot hold every
+        entrant once (with fewer, allocation would seat exactly what balanced does)."""
+        return self.target_ci is not None and (
+            self.allow_repeat or len(self.entrants) > self.table.seats
+        )
 
     @property
     def rotations(self) -> int:
@@ -189,6 +199,8 @@ class LeagueSpec:
         }
         if self.target_ci is not None:  # only then: a league stored before still resumes
             settings |= {"targetCi": self.target_ci, "looks": self.looks}
+        if self.allocates:  # a league stored before allocation was seated otherwise
+            settings["allocation"] = 1
         if self.separate:
             settings["separate"] = True
         return settings

@@ -23,6 +23,7 @@ from rich.table import Table
 from arena.audit import run_pooled
 from arena.league.config import rounds
 from arena.league.cost import TOKEN_KINDS
+from arena.league.looks import ALPHA, league_alpha, settled
 from arena.league.standings import (
     DIFFERENCE_RANGE,
     STAND_IN,
@@ -77,15 +78,25 @@ def league_report(path: str | Path, reporters: list[Reporter] = ()) -> dict[str,
         cost = _cost(db)
         results = stored_results(path, db)
         stop = _stop(path, db)
-    looks = settings.get("looks", 1)
+    alpha = look_alpha(settings)
     return {
-        "league": settings | {"episodesStored": len(results)} | stop,
-        **ranking(seats, taken, looks),
-        **({"narrowing": narrowing(seats, settings)} if looks > 1 else {}),
+        "league": settings | {"episodesStored": len(results), "lookLevel": 1 - alpha} | stop,
+        **ranking(seats, taken, alpha),
+        **({"narrowing": narrowing(seats, settings)} if settings.get("looks", 1) > 1 else {}),
         **({"separation": separation(seats, settings)} if settings.get("separate") else {}),
         "cost": cost,
         "audit": run_pooled(reporters, results) if results else {},
     }
+
+
+def look_alpha(settings: dict[str, Any]) -> float:
+    """The two-sided level of each look the stored league took (:mod:`arena.league.looks`)."""
+    return league_alpha(
+        settings.get("tables", 1),
+        len(settings.get("entrants", ())),
+        settings.get("targetCi"),
+        settings.get("separate", False),
+    )
 
 
 def _stop(path: str | Path, db) -> dict[str, Any]:
@@ -100,12 +111,12 @@ def _stop(path: str | Path, db) -> dict[str, Any]:
 def narrowing(seats: list[tuple], settings: dict[str, Any]) -> list[dict[str, Any]]:
     """Each entrant's half-width at each look a ``--target-ci`` league took, as it was then:
     the standings of the tables of the rounds played so far, at the league's per-look level."""
-    size, looks = rounds(settings["tables"], len(settings["entrants"]))
+    size, _ = rounds(settings["tables"], len(settings["entrants"]))
     played = max((table for _, table, *_ in seats), default=-1) + 1
     found = []
     for end in range(size, min(played, settings["tables"]) + size, size):
         shown = [row for row in seats if row[1] < end]
-        table = ranking(shown, [], looks)["standings"]
+        table = ranking(shown, [], look_alpha(settings))["standings"]
         found.append(
             {
                 "tables": min(end, played),
@@ -120,7 +131,8 @@ def separation(seats: list[tuple], settings: dict[str, Any]) -> list[dict[str, A
     paired by table (the tables both sat at, each entrant's mean score there), with its
     t-interval at the league's per-look level; ``settled`` when that interval excludes 0 or
     lies within the league's target of 0."""
-    order = [s["entrant"] for s in ranking(seats, [], settings["looks"])["standings"]]
+    alpha = look_alpha(settings)
+    order = [s["entrant"] for s in ranking(seats, [], alpha)["standings"]]
     sums: dict[tuple[int, str], list[float]] = {}
     for _, table, name, score, *_ in seats:
         sums.setdefault((table, name), []).append(score)
@@ -133,7 +145,7 @@ def separation(seats: list[tuple], settings: dict[str, Any]) -> list[dict[str, A
         differences = np.array([means[t, higher] - means[t, lower] for t in both]).reshape(-1, 1)
         low, high = DIFFERENCE_RANGE  # under two shared tables: nothing is ruled out
         if len(both) >= 2:
-            groups = Tables(range(len(both)), looks=settings["looks"])
+            groups = Tables(range(len(both)), alpha=alpha)
             ci, _ = groups.ratio_ci(differences, np.ones_like(differences), DIFFERENCE_RANGE)
             low, high = float(ci[0, 0]), float(ci[0, 1])
         found.append(
@@ -143,13 +155,13 @@ def separation(seats: list[tuple], settings: dict[str, Any]) -> list[dict[str, A
                 "tables": len(both),
                 "difference": float(differences.mean()) if both else 0.0,
                 "ci95": [low, high],
-                "settled": low > 0 or high < 0 or (-width <= low and high <= width),
+                "settled": settled(low, high, width),
             }
         )
     return found
 
 
-def ranking(seats: list[tuple], taken: list[tuple], looks: int = 1) -> dict[str, Any]:
+def ranking(seats: list[tuple], taken: list[tuple], alpha: float = ALPHA) -> dict[str, Any]:
     """``standings`` and ``headToHead`` of seat rows and the points taken between entrants.
 
     ``seats``: (episode, table, entrant, score, points, deals played), one per seat;
@@ -158,7 +170,7 @@ def ranking(seats: list[tuple], taken: list[tuple], looks: int = 1) -> dict[str,
     """
     tables = [table for _, table, *_ in seats]
     duplicate = len({idx for idx, *_ in seats}) > len(set(tables))
-    groups = Tables(tables, duplicate, looks)
+    groups = Tables(tables, duplicate, alpha)
     rows = [
         SeatRow(idx, table, name, score, points) for idx, table, name, score, points, _ in seats
     ]
@@ -208,7 +220,7 @@ def report_tables(report: dict[str, Any], source: str) -> list[Table]:
     league = report.get("league", {})
     looks = league.get("looks", 1)
     level = (
-        f"95% CI over tables, each of {looks} looks at 95%/{looks}"
+        f"95% CI over tables, each of {looks} looks at {league['lookLevel']:.2%}"
         if looks > 1
         else ("95% CI over tables")
     )

@@ -10,18 +10,20 @@ never shows in the results.
 
 from __future__ import annotations
 
-import math
+import itertools
 import os
 from collections.abc import Callable, Iterator, Mapping
 
 import attrs
 
 from arena import limits as limiter
+from arena.league.allocation import allocated_draws, stored_evidence
 from arena.league.config import Entrant, LeagueError, LeagueSpec
 from arena.league.cost import TOKEN_KINDS, price_of, seat_tokens
 from arena.league.executors import Played, make_executor
+from arena.league.looks import league_alpha
 from arena.league.report import league_report
-from arena.league.schedule import fixtures
+from arena.league.schedule import Fixture, fixtures
 from arena.league.store import LeagueStore, StoredEpisode, StoreError
 from arena.plugins import PluginHost
 from arena.registry import Registry
@@ -65,7 +67,8 @@ def run_league(
     environ: Mapping[str, str] = os.environ,
 ) -> Progress:
     """Play every fixture the store does not have yet, within the budget; the fixtures
-    are drawn as they are submitted, so the first table starts at once."""
+    are drawn as they are submitted, so the first table starts at once, and with a target
+    a round's fixtures only once the rounds before it are stored."""
     check_league(spec, host, allow_stand_in, environ)
     settings = spec.settings()
     store.check(settings)
@@ -73,8 +76,6 @@ def run_league(
     check_provenance(store, provenance, allow_upgrade)
     models = {e.name: model_of(host.registry, e.spec, environ) for e in spec.entrants}
     finished = store.finished()  # indexes of this schedule: the settings matched
-    pending = (f for f in fixtures(spec) if f.index not in finished)
-    upcoming = next(pending, None)
     state = Progress(done=len(finished), total=spec.episodes)
     state.tokens, state.usd, spent_episodes = store.spent()
     limiter.configure(spec.api_limits)
@@ -86,9 +87,11 @@ def run_league(
     # With a budget, only the tables being played are paid for ahead: none waits queued.
     in_flight = pool.slots if spec.budget.limited else pool.capacity
     try:
-        for limit in _round_limits(spec):
-            while (upcoming is not None and upcoming.table < limit) or pool.busy:
-                while upcoming is not None and upcoming.table < limit and pool.busy < in_flight:
+        for round_fixtures in _rounds(spec, store):
+            pending = (f for f in round_fixtures if f.index not in finished)
+            upcoming = next(pending, None)
+            while upcoming is not None or pool.busy:
+                while upcoming is not None and pool.busy < in_flight:
                     if _over_budget(spec, state, spent_episodes, pool.busy + 1):
                         state.stopped = "budget"
                         upcoming = None
@@ -109,14 +112,20 @@ def run_league(
     return state
 
 
-def _round_limits(spec: LeagueSpec) -> Iterator[float]:
-    """The table index each round plays up to: rounds of :attr:`LeagueSpec.round_tables`
-    with a target, else one round of every table."""
+def _rounds(spec: LeagueSpec, store: LeagueStore) -> Iterator[Iterator[Fixture]]:
+    """The fixtures round by round: with a target, rounds of :attr:`LeagueSpec.round_tables`,
+    each drawn only once the rounds before it are stored (an allocated round is seated from
+    their results, :mod:`arena.league.allocation`); else one round of every table."""
     if spec.target_ci is None:
-        yield math.inf
+        yield fixtures(spec)
         return
-    yield from range(spec.round_tables, spec.tables, spec.round_tables)
-    yield spec.tables
+    draws = None
+    if spec.allocates:
+        alpha = league_alpha(spec.tables, len(spec.entrants), spec.target_ci, spec.separate)
+        draws = allocated_draws(spec, lambda table: stored_evidence(store.path, table, alpha))
+    every = fixtures(spec, draws)
+    for _ in range(spec.looks):
+        yield itertools.islice(every, spec.round_tables * spec.rotations)
 
 
 def _target_met(spec: LeagueSpec, store: LeagueStore) -> bool:

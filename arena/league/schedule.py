@@ -68,10 +68,12 @@ def schedule(spec: LeagueSpec) -> list[Fixture]:
     return list(fixtures(spec))
 
 
-def fixtures(spec: LeagueSpec) -> Iterator[Fixture]:
-    """The schedule in order, each fixture drawn as it is read."""
+def fixtures(spec: LeagueSpec, draws: Iterator[Draw] | None = None) -> Iterator[Fixture]:
+    """The schedule in order, each fixture drawn as it is read; ``draws`` seats the tables
+    instead of the league's schedule (a ``--target-ci`` league's allocated rounds,
+    :mod:`arena.league.allocation`)."""
     index = 0
-    for table, (picks, seed) in enumerate(_DRAWS[spec.schedule](spec)):
+    for table, (picks, seed) in enumerate(draws or _DRAWS[spec.schedule](spec)):
         for rotation in range(spec.rotations):
             slots = _duplicate_row(picks, seed, rotation) if spec.duplicate else picks
             seated = tuple(spec.entrants[e] for e in slots)
@@ -128,7 +130,7 @@ def _balanced(spec: LeagueSpec) -> Iterator[Draw]:
             chosen = min(free, key=lambda e: (count[e], place[e]))
             count[chosen] += 1
             picks.append(chosen)
-        yield picks, _seed(rng)
+        yield picks, draw_seed(rng)
 
 
 def _combinations(spec: LeagueSpec) -> Iterator[Draw]:
@@ -138,17 +140,17 @@ def _combinations(spec: LeagueSpec) -> Iterator[Draw]:
     for table, group in enumerate(itertools.chain.from_iterable(rounds)):
         rng = seeding.stream(spec.seed, LEAGUE, table)
         order = rng.permutation(len(group)).tolist()
-        yield [group[i] for i in order], _seed(rng)
+        yield [group[i] for i in order], draw_seed(rng)
 
 
 def _random(spec: LeagueSpec) -> Iterator[Draw]:
     for table in range(spec.tables):
         rng = seeding.stream(spec.seed, LEAGUE, table)
         picks = rng.choice(len(spec.entrants), size=spec.table.seats, replace=spec.allow_repeat)
-        yield picks.tolist(), _seed(rng)
+        yield picks.tolist(), draw_seed(rng)
 
 
-def _seed(rng) -> int:
+def draw_seed(rng) -> int:
     """The table's episode seed, drawn after its seats from the same stream."""
     return int(rng.integers(2**62))
 

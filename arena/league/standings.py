@@ -145,11 +145,12 @@ class Tables:
     which the bench found to need more units than plain tables to hold 95%.
     """
 
-    def __init__(self, tables: Sequence[int], duplicate: bool = False, looks: int = 1):
+    def __init__(self, tables: Sequence[int], duplicate: bool = False, alpha: float = 0.05):
         self.index = {table: i for i, table in enumerate(sorted(set(tables)))}
         self.fewest = MIN_GROUPS if duplicate else MIN_TABLES
-        self.alpha = 0.05 / looks
-        """A league that may stop at any of ``looks`` looks draws each at 1 - 0.05 / looks."""
+        self.alpha = alpha
+        """Each interval's two-sided level: a league that may stop at a look draws each look
+        at :func:`arena.league.looks.league_alpha`."""
 
     def coverage(self, tables: int) -> str:
         """``ok`` where the bench measured intervals over ``tables`` such units to hold."""

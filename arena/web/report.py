@@ -148,7 +148,7 @@ def _narrowing(document: dict[str, Any]) -> dict | None:
     return _figure(
         figure,
         xaxis_title="tables played",
-        yaxis_title=f"half-width (each look at 95%/{league['looks']})",
+        yaxis_title=f"half-width (each look at {league['lookLevel']:.2%})",
         height=360,
     )
 
