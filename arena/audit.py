@@ -70,8 +70,8 @@ class LogFigure:
 
 
 def per_log(compute: Callable[[list], Any], *, reads_made: bool = False) -> LogFigure:
-    """``compute(records)`` as a :class:`LogFigure`: made once per log however many
-    reporters ask for it, reporters must not mutate the records."""
+    """``compute(records)`` as a :class:`LogFigure`: made once per audit however many
+    reporters ask for it (so they must not mutate the records it reads)."""
     return LogFigure(compute, reads_made)
 
 

@@ -1,8 +1,10 @@
-"""From names to a played episode: build the table from the registry, play, report.
+"""From names to a played episode: build the table from the registry, play, audit, report.
 
-This is the one place that turns seat specs, a mode name and options into an
-:class:`~arena.engine.Engine` run with its event log, and the finished log into
-:class:`~arena.results.Results`. The CLI and the tests both come through here.
+This is the one place that turns seat specs, a mode name and options into an engine
+run with its event log (either engine, through :class:`~arena.engine.EpisodeEngine`:
+:func:`arena.fast.choose` picks it), and the finished log, with what the engine
+learnt as it played, into :class:`~arena.results.Results`. The CLI and the tests
+both come through here.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import attrs
 
 from arena import seeding
 from arena.audit import AuditContext, audit_events, run_audit
-from arena.engine import EpisodeConfig, TableSetup
+from arena.engine import EpisodeConfig, Outcome, TableSetup
 from arena.eventlog import EventLog, LogExists, LogRecords
 from arena.exploitability import episode_report
 from arena.fast import EngineUnavailable, choose
@@ -179,9 +181,8 @@ def run_episode(
             outcome = engine.play()
             played = event_log.stream()
             made = event_log.take_made()  # a short log's records as the Python engine made them
-            audit = run_audit(
-                registry.reporters.values(), AuditContext(played, made, engine.known())
-            )
+            context = AuditContext(played, made, engine.known())
+            audit = run_audit(registry.reporters.values(), context)
             flags = audit_events(audit)
             for event in flags:  # flags go to the tail, after `result`
                 event_log.emit(event)
@@ -198,22 +199,7 @@ def run_episode(
             if hasattr(part, "close"):
                 part.close()
     usage = engine.usage(played if made is None else made)
-    seat_results = tuple(
-        SeatResult(
-            slot=slot,
-            policy=str(spec),
-            points=outcome.points[slot],
-            score=outcome.score[slot],
-            decisions=tally.decisions,
-            rejected=tally.rejected,
-            fallbacks=tally.fallbacks,
-            faults=tally.faults,
-            stand_in=getattr(seats[slot], "stand_in", None),
-            usage=usage[slot],
-            provenance=provenance["seats"][slot],
-        )
-        for slot, (spec, tally) in enumerate(zip(specs, outcome.tallies, strict=True))
-    )
+    seat_results = _seat_results(specs, seats, outcome, usage, provenance["seats"])
     plugins = {kind: provenance[kind] for kind in ("filters", "reporters")}
     results = Results(
         request.seed,
@@ -228,6 +214,31 @@ def run_episode(
         engine=engine.name,
     )
     return results, records
+
+
+def _seat_results(
+    specs: Sequence[SeatSpec],
+    seats: Sequence,
+    outcome: Outcome,
+    usage: Sequence[dict | None],
+    provenance: Sequence[dict],
+) -> tuple[SeatResult, ...]:
+    return tuple(
+        SeatResult(
+            slot=slot,
+            policy=str(spec),
+            points=outcome.points[slot],
+            score=outcome.score[slot],
+            decisions=tally.decisions,
+            rejected=tally.rejected,
+            fallbacks=tally.fallbacks,
+            faults=tally.faults,
+            stand_in=getattr(seats[slot], "stand_in", None),
+            usage=usage[slot],
+            provenance=provenance[slot],
+        )
+        for slot, (spec, tally) in enumerate(zip(specs, outcome.tallies, strict=True))
+    )
 
 
 def build_config(registry: Registry, request: EpisodeRequest) -> EpisodeConfig:
