@@ -27,11 +27,12 @@ Three ways to draw each look's interval: ``naive`` (95% at every look), ``bonfer
 (1 - 0.05 / K) and ``pocock`` (:func:`arena.league.looks.pocock_alpha`). Coverage is the
 share of stopped intervals holding the truth, with its binomial standard error.
 
-Savings. The pairing's interval against an unpaired one of the same tables; the tables a
-``--target-ci`` league plays against the fewest tables of a fixed 95% league (the same
-schedule, cut at its first all-within-target table, known only in hindsight); and the
-tables a league of ``--alloc-pool`` entrants plays to reach its target with allocation
-(:mod:`arena.league.allocation`) against plain balanced rounds.
+Savings. The pairing's interval against an unpaired one of the same tables, and the
+tables a ``--target-ci`` league plays against balanced rounds of the same league (its
+plain schedule cut at the first round whose every half-width is within target): equal for
+four entrants at four seats, where every table holds all of them; for ``--alloc-pool``
+(more entrants than seats) the target league allocates its rounds
+(:mod:`arena.league.allocation`).
 
     python bench/stopping.py --runs 2000
 """
@@ -44,7 +45,6 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import attrs
 import numpy as np
 from scipy import stats
 
@@ -208,62 +208,44 @@ def league_pool(host, args) -> None:
         )
 
 
-def league_savings(host, args) -> None:
-    """Tables a ``--target-ci`` league played, against the fewest tables of a fixed 95%
-    league (the first n tables of the same schedule) whose every half-width is <= target."""
-    entrants = pool_entrants(SeatSpec.parse(n) for n in LEAGUE)
-    cap, target = args.league_cap, args.league_target
-    print(f"\nleague of {', '.join(LEAGUE)}; {args.league_deals} deals; cap {cap}; target {target}")
-    print(f"{'seed':>4} {'stopped':>8} {'tables':>7} {'fixed 95%':>10}")
+def league_savings(host, names: list[str], cap: int, target: float, args) -> None:
+    """Tables a ``--target-ci`` league plays (allocated when the pool is larger than the
+    table) against balanced rounds: the same league's plain schedule, cut at the first round
+    whose every half-width (at the same plain 95%) is within target."""
+    entrants = pool_entrants(SeatSpec.parse(n) for n in names)
     table = EpisodeRequest(deals=args.league_deals)
+    print(
+        f"\nleague of {', '.join(e.name for e in entrants)} at {table.seats} seats;"
+        f" {args.league_deals} deals; cap {cap}; target {target}"
+    )
+    print(f"{'seed':>4} {'target league':>14} {'stopped':>8} {'balanced rounds':>16}")
+    played = {"target": [], "balanced": []}
     for seed in range(args.league_seeds):
         spec = LeagueSpec(entrants, tables=cap, seed=seed, table=table, target_ci=target)
         state = _played(spec, host)
         plain = LeagueSpec(entrants, tables=cap, seed=seed, table=table)
         rows = [_seat_row(f, seat) for f in fixtures(plain) for seat in _seats(host, f)]
-        fixed = next(
+        balanced = next(
             (
-                n
-                for n in range(4, cap + 1)
+                end
+                for end in look_ends(cap, spec.round_tables)
                 if all(
                     (s.ci95[1] - s.ci95[0]) / 2 <= target
-                    for s in standings([r for r in rows if r.table < n])
+                    for s in standings([r for r in rows if r.table < end])
                 )
             ),
             None,
         )
-        print(f"{seed:>4} {state.stopped or 'cap':>8} {state.done:>7} {fixed or '>cap':>10}")
-
-
-def allocation_savings(host, args) -> None:
-    """Tables to reach the target on a pool larger than the table, with allocation and
-    with plain balanced rounds (the same league otherwise)."""
-    entrants = pool_entrants(SeatSpec.parse(n) for n in args.alloc_pool.split(","))
-    table = EpisodeRequest(deals=args.league_deals)
-    print(
-        f"\nallocation: {', '.join(e.name for e in entrants)} at {table.seats} seats;"
-        f" {args.league_deals} deals; cap {args.alloc_cap}; target {args.alloc_target}"
-    )
-    print(f"{'seed':>4} {'allocated':>10} {'stopped':>8} {'balanced':>9} {'stopped':>8}")
-    tables: dict[str, list[int]] = {"allocated": [], "balanced": []}
-    if not args.alloc_seeds:
-        return
-    for seed in range(args.alloc_seeds):
-        spec = LeagueSpec(
-            entrants, tables=args.alloc_cap, seed=seed, table=table, target_ci=args.alloc_target
-        )
-        runs = [_played(spec, host), _played(attrs.evolve(spec, allocate=False), host)]
-        for name, state in zip(tables, runs, strict=True):
-            tables[name].append(state.done)
+        played["target"].append(state.done)
+        played["balanced"].append(balanced or cap)
+        shown = balanced or f">{cap}"
+        print(f"{seed:>4} {state.done:>14} {state.stopped or 'cap':>8} {shown:>16}")
+    if played["target"]:
+        ratio = np.mean(played["target"]) / np.mean(played["balanced"])
         print(
-            f"{seed:>4} {runs[0].done:>10} {runs[0].stopped or 'cap':>8}"
-            f" {runs[1].done:>9} {runs[1].stopped or 'cap':>8}"
+            f"mean tables: target league {np.mean(played['target']):.1f},"
+            f" balanced rounds {np.mean(played['balanced']):.1f} (ratio {ratio:.2f})"
         )
-    allocated, balanced = np.mean(tables["allocated"]), np.mean(tables["balanced"])
-    print(
-        f"mean tables: allocated {allocated:.1f}, balanced {balanced:.1f}"
-        f" (ratio {allocated / balanced:.2f})"
-    )
 
 
 def _played(spec: LeagueSpec, host):
@@ -299,15 +281,13 @@ def main() -> None:
     parser.add_argument("--league-target", type=float, default=0.03)
     parser.add_argument("--league-deals", type=int, default=20)
     parser.add_argument("--alloc-pool", default="bayes,pressure,random,bayes,pressure,random")
-    parser.add_argument("--alloc-seeds", type=int, default=3)
     parser.add_argument("--alloc-cap", type=int, default=900)
-    parser.add_argument("--alloc-target", type=float, default=0.03)
     args = parser.parse_args()
     host = load()
     pair_pools(host, args)
     league_pool(host, args)
-    league_savings(host, args)
-    allocation_savings(host, args)
+    league_savings(host, list(LEAGUE), args.league_cap, args.league_target, args)
+    league_savings(host, args.alloc_pool.split(","), args.alloc_cap, args.league_target, args)
 
 
 if __name__ == "__main__":

@@ -26,8 +26,8 @@ def test_paired_interval_by_hand():
     assert high == pytest.approx(0.455427, abs=1e-6)
 
 
-def test_paired_interval_at_a_bonferroni_look():
-    # The same pairs at one of two looks: alpha 0.05 / 2, t(0.9875, 3 df) = 4.176535,
+def test_paired_interval_at_a_look_s_smaller_level():
+    # The same pairs at alpha 0.025: t(0.9875, 3 df) = 4.176535,
     # half = 4.176535 * 0.0645497 = 0.269594 -> [-0.019594, 0.519594]: now it holds 0.
     low, high = paired_interval([0.1, 0.3, 0.2, 0.4], alpha=0.025)
     assert low == pytest.approx(-0.019594, abs=1e-6)
@@ -125,6 +125,27 @@ def test_bad_input_is_one_line(argv, capsys):
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert err.startswith("arena: error: ") and err.count("\n") == 1
+
+
+def test_a_keyless_claude_seat_plays_as_a_stand_in_when_allowed(capsys):
+    # the refusal names --allow-stand-in, and compare takes it: Claude is then played by
+    # bayes, so claude:honest against bayes is bayes against its twin, exactly 0 at each pair
+    assert main(["compare", "claude:honest", "bayes", "--tables", "4", "--deals", "3"]) == 2
+    assert "--allow-stand-in" in capsys.readouterr().err
+    argv = ["compare", "claude:honest", "bayes", "--tables", "4", "--deals", "3", "--json"]
+    assert main([*argv, "--allow-stand-in"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert (shown["tables"], shown["difference"], shown["cost"]) == (4, 0.0, 0.0)
+
+
+def test_a_target_draws_each_look_at_pocock_s_level(host):
+    # cap 40 in rounds of 4: ten equal looks, Pocock's c = 2.555 (Jennison & Turnbull,
+    # table 2.1), so each look at 2 * (1 - Phi(2.555)) = 0.0106, not Bonferroni's 0.005
+    result = compare(host, BAYES, PRESSURE, TABLE, tables=40, target=0.001)
+    assert result.looks == 10 and result.stopped == "cap"
+    assert result.look_alpha == pytest.approx(0.0106, abs=3e-4)
+    low, high = paired_interval([p.a_score - p.b_score for p in result.pairs], 0.0106)
+    assert result.ci95 == pytest.approx((low, high), abs=2e-4)
 
 
 def test_no_opponents_is_refused(host):

@@ -60,6 +60,11 @@ def register(commands: argparse._SubParsersAction) -> None:
         help=f"tables in flight in threads, for seats that wait on the network (Claude), "
         f"1..{MAX_CONCURRENCY}; the result is the same (default 1)",
     )
+    parser.add_argument(
+        "--allow-stand-in",
+        action="store_true",
+        help="play a Claude seat without a key as bayes, a marked stand-in (default: refuse)",
+    )
     parser.add_argument("--json", action="store_true", help="print JSON (default: text)")
     parser.set_defaults(run=run)
 
@@ -94,6 +99,7 @@ def run(args: argparse.Namespace, host: PluginHost) -> int:
         seed=args.seed,
         progress=_show_look,
         concurrency=args.concurrency,
+        allow_stand_in=args.allow_stand_in,
     )
     if args.json:
         print(json.dumps(result.to_json()))

@@ -140,10 +140,12 @@ def compare(
     environ: Mapping[str, str] = os.environ,
     progress: Callable[[Comparison], None] = lambda comparison: None,
     concurrency: int = 1,
+    allow_stand_in: bool = False,
 ) -> Comparison:
     """Play pairs until the target is met or ``tables`` pairs are played; ``progress`` sees
     every look. A round's pairs play in up to ``concurrency`` threads (a Claude seat waits
-    on the network) and are kept in table order, so the result does not depend on it."""
+    on the network) and are kept in table order, so the result does not depend on it.
+    ``allow_stand_in`` lets a paid seat with no key be played by bayes, as a league's."""
     if not opponents:
         raise LeagueError("a comparison needs at least one opponent")
     if table.seats < 2:
@@ -153,7 +155,10 @@ def compare(
     )
     # the league's checks: names known, no human, a key for Claude seats, a price per model
     check_league(
-        LeagueSpec(entrants, tables=tables, table=table, allow_repeat=True), host, False, environ
+        LeagueSpec(entrants, tables=tables, table=table, allow_repeat=True),
+        host,
+        allow_stand_in,
+        environ,
     )
     round_size, looks = looks_allowed(tables, table.seats, target)
     alpha = pocock_alpha(look_ends(tables, round_size))

@@ -1,0 +1,132 @@
+"""A ``--target-ci`` league of more entrants than seats allocates its rounds
+(arena.league.allocation): by need per dollar, from the rounds before only, resumable."""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+
+import attrs
+import pytest
+from league_runs import play
+
+from arena.league.allocation import FLOOR_USD, Evidence, allocated_draws
+from arena.league.config import LeagueSpec, pool_entrants
+from arena.league.schedule import fixtures
+from arena.runner import EpisodeRequest
+from arena.seats import SeatSpec
+
+SIX = pool_entrants(SeatSpec.parse(n) for n in ("bayes", "pressure", "random") * 2)
+FOUR = pool_entrants(SeatSpec.parse(n) for n in ("bayes", "pressure", "random", "bayes"))
+# 12 tables of 6 entrants: rounds of max(6, ceil(1.2)) = 6 tables, 2 looks
+LEAGUE = LeagueSpec(SIX, tables=12, seed=3, table=EpisodeRequest(deals=4), target_ci=0.05)
+
+
+def test_need_by_hand():
+    # half-width 0.06 over 40 tables, target 0.03: it shrinks as 1 / sqrt(n), so it needs
+    # n' = 40 * (0.06 / 0.03)^2 = 160 tables, 120 more
+    assert Evidence(0.06, 40, 0.0).need(0.03) == pytest.approx(120)
+    assert Evidence(0.02, 40, 0.0).need(0.03) == 0  # within the target already
+    assert Evidence(0.5, 0, 0.0).need(0.03) == math.inf  # never seated: nothing known
+    # a scripted seat costs nothing; the floor keeps need / cost defined
+    assert Evidence(0.06, 40, 0.0).cost == FLOOR_USD
+    assert Evidence(0.06, 40, 0.25).cost == 0.25
+
+
+def _evidence(needs: dict[str, float], costs: dict[str, float], calls: list[int]):
+    """Evidence whose need (at target 0.05) is ``needs``: half-width 0.05 sqrt(1 + need / 10)
+    over 10 tables."""
+
+    def known(table: int) -> dict[str, Evidence]:
+        calls.append(table)
+        return {
+            name: Evidence(0.05 * math.sqrt(1 + need / 10), 10, costs.get(name, 0.0))
+            for name, need in needs.items()
+        }
+
+    return known
+
+
+def test_the_neediest_per_dollar_sit_first_and_the_rest_fill_by_cost():
+    calls: list[int] = []
+    # pressure needs 20 more tables, random 3, bayes 10 but at $1 a table; the rest none.
+    # Per dollar: pressure 20 / 1e-6, random 3 / 1e-6, bayes 10 / 1: all three sit at each
+    # table while their need lasts, then the fillers, cheapest first: bayes#2 ($0.5) never,
+    # while pressure#2, random#2 and (its need spent) random (floor) take turns.
+    needs = {"pressure": 20, "random": 3, "bayes": 10, "bayes#2": 0, "pressure#2": 0}
+    costs = {"bayes": 1.0, "bayes#2": 0.5}
+    draws = list(allocated_draws(LEAGUE, _evidence(needs | {"random#2": 0}, costs, calls)))
+    assert calls == [6]  # once, at the second round's start: from tables 0..5 only
+    names = [e.name for e in SIX]
+    second = [{names[e] for e in picks} for picks, _ in draws[6:]]
+    for table, seated in enumerate(second):
+        assert len(seated) == 4 and {"pressure", "bayes"} <= seated
+        if table < 3:  # random's need of 3 lasts three tables, one filler seat left
+            assert "random" in seated and len(seated & {"pressure#2", "random#2"}) == 1
+        else:  # two filler seats, never the dear one
+            assert seated - {"pressure", "bayes"} < {"random", "pressure#2", "random#2"}
+
+
+def test_the_first_round_is_the_balanced_schedule_and_seeds_are_its_own():
+    balanced = list(fixtures(attrs.evolve(LEAGUE, target_ci=None)))
+    allocated = list(fixtures(LEAGUE, allocated_draws(LEAGUE, _evidence({}, {}, []))))
+    # table t deals the same cards either way: its seed comes from the same stream
+    assert [f.request.seed for f in allocated] == [f.request.seed for f in balanced]
+    # round one (tables 0..5) seats whoever has played least, as balanced does
+    for mine, theirs in zip(allocated[:6], balanced[:6], strict=True):
+        assert set(mine.entrants) == set(theirs.entrants)
+
+
+def test_four_entrants_at_four_seats_are_seated_exactly_as_before():
+    spec = LeagueSpec(FOUR, tables=40, seed=2, target_ci=0.05)
+    assert not spec.allocates and "allocation" not in spec.settings()
+    needs = {"random": 50, "bayes": 0, "pressure": 3, "bayes#2": 9}
+    allocated = list(fixtures(spec, allocated_draws(spec, _evidence(needs, {}, []))))
+    assert allocated == list(fixtures(attrs.evolve(spec, target_ci=None)))
+
+
+def test_allocation_is_stored_in_the_settings_only_where_it_applies():
+    assert LEAGUE.allocates and LEAGUE.settings()["allocation"] == 1
+    assert "allocation" not in attrs.evolve(LEAGUE, target_ci=None).settings()
+
+
+def _tables(path) -> list[tuple]:
+    with sqlite3.connect(path) as db:
+        episodes = db.execute("SELECT idx, tbl, seed, results FROM episodes ORDER BY idx")
+        seats = db.execute("SELECT idx, slot, entrant FROM seats ORDER BY idx, slot")
+        return [list(episodes), list(seats)]
+
+
+SPREAD = LeagueSpec(SIX, tables=120, seed=5, table=EpisodeRequest(deals=6), target_ci=0.06)
+
+
+def test_an_allocated_league_resumes_to_the_same_tables(tmp_path, host):
+    whole = tmp_path / "whole.sqlite"
+    state = play(whole, SPREAD, host)
+    assert state.stopped == "target" and state.done < SPREAD.tables
+
+    def interrupt(progress):
+        if progress.done >= 30:  # inside the third round of 12 tables
+            raise KeyboardInterrupt
+
+    broken = tmp_path / "broken.sqlite"
+    with pytest.raises(KeyboardInterrupt):
+        play(broken, SPREAD, host, progress=interrupt)
+    assert 30 <= len(_tables(broken)[0]) < len(_tables(whole)[0])
+    play(broken, SPREAD, host)
+    assert _tables(broken) == _tables(whole)
+
+
+def test_allocation_seats_the_widest_more_than_balanced_would(tmp_path, host):
+    path = tmp_path / "allocated.sqlite"
+    state = play(path, SPREAD, host)
+    with sqlite3.connect(path) as db:
+        seated = dict(
+            db.execute("SELECT entrant, COUNT(*) FROM seats GROUP BY entrant ORDER BY entrant")
+        )
+    # balanced would seat each of 6 entrants 4 / 6 of the tables, equally; random's score
+    # varies least (its sd per table about a third of pressure's, bench/stopping.py), so it
+    # reaches the target first and sits less than the others from the second round on
+    assert sum(seated.values()) == 4 * state.done
+    fair = 2 * 4 * state.done / 6  # two entrants' share of the seats under balanced
+    assert seated["random"] + seated["random#2"] < fair < seated["pressure"] + seated["pressure#2"]
