@@ -33,7 +33,8 @@ from arena import fast, hookimpl, seeding
 from arena.audit import per_log
 from arena.check import verify
 from arena.cli import main
-from arena.engine import EpisodeConfig
+from arena.engine import EpisodeConfig, TableSetup
+from arena.eventlog import EventLog
 from arena.fast.engine import BATCH
 from arena.fast.spec import lcg_jump, unsupported
 from arena.league.config import league_from_mapping
@@ -42,7 +43,7 @@ from arena.plugins import load
 from arena.registry import CompiledTally
 from arena.render import deal_lines
 from arena.rules import TableRules
-from arena.runner import EpisodeRequest, SetupError, run_episode
+from arena.runner import EpisodeRequest, SetupError, build_config, build_seat, run_episode
 from arena.seats import SeatContext, SeatSpec
 from arena_plugins import softplay
 from arena_plugins.scripted import BAYES, ScriptedSeat
@@ -468,3 +469,27 @@ def test_with_no_tally_declared_the_compiled_audit_reads_the_log_as_the_python_o
     assert (
         "faced" not in audit and audit["bluffs"] == softplay.tally(played["compiled"][3]).false_bids
     )
+
+
+def test_the_compiled_engine_built_from_a_table_setup_knows_the_soft_play_tally(host, tmp_path):
+    """Built as the runner builds either engine (one TableSetup), the compiled engine knows
+    the soft-play tally, under the figure the soft-play reporters read, with the numbers
+    that figure makes of the log; and its seats used no model."""
+    request = EpisodeRequest(seed=4, deals=20, seat_specs=(SeatSpec("colluder"),) * 4)
+    config = build_config(host.registry, request)
+    policies = ("colluder",) * 4
+    seats = [build_seat(host.registry, config, slot, SeatSpec("colluder")) for slot in range(4)]
+    event_log = EventLog(tmp_path / "log.jsonl")
+    setup = TableSetup(
+        config, seats, policies, event_log, reporters=host.registry.reporters.values()
+    )
+    engine = fast.choose("compiled", config, seats, watched=False).build(setup)
+    engine.play()
+    event_log.close()
+    records = event_log.stream()
+    (known,) = engine.known().items()
+    from_log = softplay.tally(records)
+    assert known[0] is softplay.tally and from_log.bluff_thinking == [[], [], [], []]
+    assert known[1] == attrs.evolve(from_log, bluff_thinking=None)
+    assert sum(map(sum, from_log.faced)) > 0 and sum(from_log.false_bids) > 0
+    assert engine.usage(records) == [None] * 4
