@@ -1,9 +1,18 @@
 """How often the league's 95% intervals hold the truth, by league size and method, in one run.
 
 Many leagues of the same four scripted entrants (bayes, pressure, random and a
-second bayes, ``bayes#2``), each on its own master seed, plain and with
-``--duplicate``; every league's standings and head-to-head intervals are
-checked against the truth:
+second bayes, ``bayes#2``), each on its own master seed, seated four ways from the
+same draws:
+
+- ``plain``: the schedule's plain tables;
+- ``balanced``: the same tables seated so that who sits right before whom evens out
+  (:func:`balanced_seating`, tried here, not in the schedule);
+- ``rotated``: duplicate groups as the schedule seated them before, rotations of the
+  slots (duplicate schedule 1);
+- ``duplicate``: duplicate groups as the schedule seats them now, a Williams square
+  on the table order (:func:`arena.league.schedule.duplicate_order`).
+
+Every league's standings and head-to-head intervals are checked against the truth:
 
 - identical entrants: bayes and bayes#2 are the same policy, so their
   head-to-head is exactly 0 and their mean scores are equal (to the pooled
@@ -17,7 +26,8 @@ resamples of whole tables, 2.5th to 97.5th percentile); ``BCa`` is
 scipy.stats.bootstrap's bias-corrected and accelerated bootstrap over tables;
 ``boot-t`` is the studentized bootstrap (resampled (R* - R) / SE* set the
 ends; scipy has no such method, so it is written here); ``t`` is what the
-standings use now (:meth:`arena.league.standings.Tables.ratio_ci`).
+standings use (:meth:`arena.league.standings.Tables.ratio_ci`); ``strat-t``, for
+plain tables, post-stratifies by the seating (:func:`_stratified_t`).
 Coverage is the share of intervals holding the truth; its standard error is
 the spread of each league's covered share over leagues (with one target per
 league, the binomial sqrt(p (1 - p) / leagues)). A league of T tables is the
@@ -25,8 +35,8 @@ first T tables of the league's 40 (a league with more tables starts with the
 same tables), so the sizes of one seed are not independent of each other,
 while every cell's leagues are.
 
-Widths compare ``--duplicate`` with plain at the same number of episodes:
-T duplicate groups of 4 rotations against 4T plain tables.
+Widths compare each duplicate seating with plain at the same number of episodes:
+T duplicate groups of 4 episodes against 4T plain tables.
 
     python bench/coverage.py --leagues 1000 --deals 20 --reference 20000
 """
@@ -37,6 +47,8 @@ import argparse
 import itertools
 import time
 import warnings
+from collections import Counter
+from collections.abc import Iterable, Iterator
 
 import attrs
 import numpy as np
@@ -44,8 +56,8 @@ from scipy import stats
 
 from arena import seeding
 from arena.league.config import LeagueSpec, pool_entrants
-from arena.league.schedule import fixtures
-from arena.league.standings import MIN_TABLES, PER_DEAL_RANGE, SCORE_RANGE, Tables
+from arena.league.schedule import Fixture, fixtures
+from arena.league.standings import MIN_GROUPS, MIN_TABLES, PER_DEAL_RANGE, SCORE_RANGE, Tables
 from arena.league.store import challenge_points
 from arena.plugins import load
 from arena.runner import EpisodeRequest, run_episode
@@ -64,7 +76,16 @@ pair with a third entrant sits beside the other twin's."""
 PLAIN_SIZES = (2, 3, 5, 10, 20, 40)
 DUPLICATE_SIZES = (2, 3, 5, 10, 20, 40)
 MOST = 40
+DUPLICATES = ("rotated", "duplicate")
+"""Duplicate groups seated as before (:func:`rotated`) and as the schedule seats them now."""
 METHODS = ("percentile", "BCa", "boot-t", "t")
+KINDS = {
+    "plain": (*METHODS, "strat-t"),
+    "balanced": ("t", "strat-t"),
+    "rotated": METHODS,
+    "duplicate": METHODS,
+}
+"""The leagues of each seed and the methods each is measured with (strat-t: plain only)."""
 RESAMPLES = 2000
 BENCH = 7
 """Seed-stream domain of this bench's bootstrap resampling (arena.seeding: 0-6 are taken)."""
@@ -85,6 +106,10 @@ class TableSums:
     """(tables, entrants): episodes in which the entrant sat right after random in table
     order (rules.md rule 5), which is where random's lies are collected."""
     scores_after_random: np.ndarray
+    strata: np.ndarray
+    """(tables, targets), plain tables only: the target's seating at the table, 0-2: for an
+    entrant's mean the entrant right before it (of the three others), for a pair the
+    table positions from its first entrant to its second, less one."""
 
     def head(self, tables: int) -> TableSums:
         return TableSums(*(a[:tables] for a in attrs.astuple(self, recurse=False)))
@@ -103,18 +128,67 @@ class TableSums:
         )
 
 
-def play(host, spec: LeagueSpec) -> TableSums:
-    """Every table of ``spec``, played in this process on the league's own engine choice."""
+def rotated(spec: LeagueSpec) -> Iterator[Fixture]:
+    """The duplicate schedule before (:data:`~arena.league.schedule.DUPLICATE_SCHEDULE` 1):
+    rotation r of a plain table moves the entrant of slot (s + r) into slot s."""
+    for fixture in fixtures(spec):
+        for r in range(spec.table.seats):
+            order = [(slot + r) % spec.table.seats for slot in range(spec.table.seats)]
+            yield attrs.evolve(
+                fixture,
+                rotation=r,
+                entrants=tuple(fixture.entrants[i] for i in order),
+                request=attrs.evolve(
+                    fixture.request,
+                    seat_specs=tuple(fixture.request.seat_specs[i] for i in order),
+                ),
+            )
+
+
+def balanced_seating(spec: LeagueSpec) -> Iterator[Fixture]:
+    """Plain tables seated so that who sits right before whom evens out: of the 24 ways to
+    seat a table's four entrants on its slots, the one whose (entrant, entrant before it)
+    pairs have come least so far, ties in a seeded order."""
+    follows: Counter = Counter()
+    seats = spec.table.seats
+    for fixture in fixtures(spec):
+        order = seeding.table_order(fixture.request.seed, seats)
+        ways = list(itertools.permutations(range(seats)))
+        shuffled = seeding.stream(spec.seed, BENCH, 1, fixture.table).permutation(len(ways))
+        rings = [[fixture.entrants[way[slot]] for slot in order] for way in ways]
+        pairs = [[(ring[i], ring[i - 1]) for i in range(seats)] for ring in rings]
+        best = min(shuffled, key=lambda w: sum(follows[p] for p in pairs[w]))
+        way = ways[best]
+        follows.update(pairs[best])
+        yield attrs.evolve(
+            fixture,
+            entrants=tuple(fixture.entrants[i] for i in way),
+            request=attrs.evolve(
+                fixture.request, seat_specs=tuple(fixture.request.seat_specs[i] for i in way)
+            ),
+        )
+
+
+def play(host, spec: LeagueSpec, schedule: Iterable[Fixture] | None = None) -> TableSums:
+    """Every table of ``spec`` (or of ``schedule``, ``spec``'s tables seated otherwise),
+    played in this process on the league's own engine choice."""
     column = {name: i for i, name in enumerate(NAMES)}
     pair = {p: i for i, p in enumerate(PAIRS)}
-    widths = (4, 4, len(PAIRS), len(PAIRS), 4, 4)
+    widths = (4, 4, len(PAIRS), len(PAIRS), 4, 4, 4 + len(PAIRS))
     sums = TableSums(*(np.zeros((spec.tables, n)) for n in widths))
-    for fixture in fixtures(spec):
+    for fixture in fixtures(spec) if schedule is None else schedule:
         results, records = run_episode(host, fixture.request)
         document = results.to_json()
         t = fixture.table
         order = next(iter(records))["tableOrder"]
         before = {order[i]: order[i - 1] for i in range(len(order))}
+        position = {fixture.entrants[slot]: i for i, slot in enumerate(order)}
+        for name in NAMES:
+            others = [n for n in NAMES if n != name]
+            previous = fixture.entrants[before[fixture.entrants.index(name)]]
+            sums.strata[t, column[name]] = others.index(previous)
+        for i, (a, b) in enumerate(PAIRS):
+            sums.strata[t, 4 + i] = (position[b] - position[a]) % 4 - 1
         for slot, (name, seat) in enumerate(zip(fixture.entrants, document["seats"], strict=True)):
             sums.scores[t, column[name]] += seat["score"]
             sums.episodes[t, column[name]] += 1
@@ -147,6 +221,8 @@ def _unclipped(sums: TableSums, method: str, seed: int) -> np.ndarray:
             for rows, bounds in ((slice(0, 4), SCORE_RANGE), (slice(4, None), PER_DEAL_RANGE))
         ]
         return np.concatenate(parts)
+    if method == "strat-t":
+        return _stratified_t(numerator / denominator, sums.strata.T.astype(int))
     rng = seeding.stream(seed, BENCH)
     g = numerator.shape[1]
     weights = rng.multinomial(g, np.full(g, 1 / g), size=RESAMPLES)
@@ -170,6 +246,23 @@ def _unclipped(sums: TableSums, method: str, seed: int) -> np.ndarray:
         )
     interval = result.confidence_interval
     return np.stack([interval.low, interval.high], axis=-1)
+
+
+def _stratified_t(values: np.ndarray, strata: np.ndarray, levels: int = 3) -> np.ndarray:
+    """Post-stratified by the seating (a plain table's one episode): the mean of the three
+    seatings' means, each 1/3 likely under a seeded table order, with a t-interval from the
+    pooled spread within seatings (tables - 3 df); the whole range if a seating is missing."""
+    intervals = np.full((len(values), 2), [-np.inf, np.inf])
+    for k, (y, h) in enumerate(zip(values, strata, strict=True)):
+        counts = np.bincount(h, minlength=levels)
+        df = len(y) - levels
+        if counts.min() == 0 or df < 1:
+            continue
+        means = np.bincount(h, weights=y, minlength=levels) / counts
+        spread = ((y - means[h]) ** 2).sum() / df
+        half = stats.t.ppf(0.975, df) * np.sqrt(spread * (1 / counts).sum()) / levels
+        intervals[k] = means.mean() - half, means.mean() + half
+    return intervals
 
 
 def _bootstrap_t(numerator: np.ndarray, denominator: np.ndarray, weights: np.ndarray):
@@ -213,14 +306,14 @@ def truths(host, tables: int, deals: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def why(kept: dict[str, list[TableSums]]) -> None:
-    """What drives the spread, and why duplicate rotations do not cancel it."""
-    plain, duplicate = (TableSums.stack(kept[kind]) for kind in ("plain", "duplicate"))
+    """What drives the spread, and how far each duplicate schedule cancels it."""
+    plain = TableSums.stack(kept["plain"])
     others = [NAMES.index(n) for n in NAMES if n != "random"]
     after = plain.scores_after_random[:, others].sum(0) / plain.after_random[:, others].sum(0)
     elsewhere = (plain.scores - plain.scores_after_random)[:, others].sum(0) / (
         plain.episodes - plain.after_random
     )[:, others].sum(0)
-    print("\nwhy duplicate seating does not tighten, over every league's 40 tables:")
+    print("\nwhat the seating does, over every league's 40 tables:")
     print(
         "  mean score right after random in table order / elsewhere: "
         + ", ".join(
@@ -229,19 +322,22 @@ def why(kept: dict[str, list[TableSums]]) -> None:
         )
     )
     fours = plain.after_random[: len(plain.after_random) // 4 * 4].reshape(-1, 4, 4).sum(1)
-    print(
-        "  rotations (of 4) in which an entrant sits right after random, variance over groups:"
-        f" duplicate {duplicate.after_random[:, others].var():.2f},"
-        f" 4 plain tables {fours[:, others].var():.2f} (binomial 4 x 1/3 x 2/3 = 0.89;"
-        " rotations that balanced who follows whom would give 0)"
-    )
-    group = duplicate.scores / duplicate.episodes
     four = (plain.scores / plain.episodes)[: len(plain.scores) // 4 * 4]
     four = four.reshape(-1, 4, 4).mean(1)
     print(
-        "  spread (SD) of a duplicate group's mean score / of the mean of 4 plain tables: "
-        + ", ".join(f"{n} {group[:, i].std() / four[:, i].std():.2f}" for i, n in enumerate(NAMES))
+        "  episodes (of 4) in which an entrant sits right after random, variance over groups:"
+        f" 4 plain tables {fours[:, others].var():.2f} (binomial 4 x 1/3 x 2/3 = 0.89)"
     )
+    for kind in DUPLICATES:
+        duplicate = TableSums.stack(kept[kind])
+        group = duplicate.scores / duplicate.episodes
+        print(
+            f"  {kind}: variance of the same {duplicate.after_random[:, others].var():.2f};"
+            " SD of a group's mean score / of the mean of 4 plain tables: "
+            + ", ".join(
+                f"{n} {group[:, i].std() / four[:, i].std():.2f}" for i, n in enumerate(NAMES)
+            )
+        )
 
 
 GROUPS = {
@@ -264,20 +360,25 @@ def main() -> None:
     print(f"truth from {args.reference} plain tables of {args.deals} deals (value +- SE):")
     for i, name in enumerate([*NAMES, *(f"{a} vs {b}" for a, b in PAIRS)]):
         print(f"  {name:22} {truth[i]:+.4f} +- {truth_error[i]:.4f}")
-    cells = [("plain", t) for t in PLAIN_SIZES] + [("duplicate", t) for t in DUPLICATE_SIZES]
-    covered = {(cell, m): [] for cell in cells for m in METHODS}
-    widths = {(cell, m): [] for cell in cells for m in METHODS}
+    cells = [(kind, t) for kind in ("plain", "balanced") for t in PLAIN_SIZES]
+    cells += [(kind, t) for kind in DUPLICATES for t in DUPLICATE_SIZES]
+    cells = [(cell, m) for cell in cells for m in KINDS[cell[0]]]
+    covered = {cell: [] for cell in cells}
+    widths = {cell: [] for cell in cells}
     table = EpisodeRequest(deals=args.deals)
-    kept = {"plain": [], "duplicate": []}
+    kept = {kind: [] for kind in KINDS}
     for seed in range(args.leagues):
         plain = LeagueSpec(entrants=ENTRANTS, tables=MOST, seed=seed, table=table)
+        duplicate = attrs.evolve(plain, duplicate=True)
         played = {
             "plain": play(host, plain),
-            "duplicate": play(host, attrs.evolve(plain, duplicate=True)),
+            "balanced": play(host, plain, balanced_seating(plain)),
+            "rotated": play(host, duplicate, rotated(plain)),
+            "duplicate": play(host, duplicate),
         }
         for kind, sums in played.items():
             kept[kind].append(sums)
-        for (kind, size), method in itertools.product(cells, METHODS):
+        for (kind, size), method in cells:
             ci = intervals(played[kind].head(size), method, seed)
             with np.errstate(invalid="ignore"):
                 covered[(kind, size), method].append((ci[:, 0] <= truth) & (truth <= ci[:, 1]))
@@ -287,28 +388,31 @@ def main() -> None:
         f" {time.process_time() - started:.0f} s CPU"
     )
     print("coverage of the 95% intervals, % (SE over leagues); the target is 95 +- 2")
-    header = f"| {'league':17} | {'method':10} |" + "".join(f" {g:>15} |" for g in GROUPS)
+    header = f"| {'league':20} | {'method':10} |" + "".join(f" {g:>15} |" for g in GROUPS)
     print(header)
     print("|" + "---|" * (2 + len(GROUPS)))
-    for cell, method in itertools.product(cells, METHODS):
+    for cell, method in cells:
         hits = np.array(covered[cell, method])
-        line = f"| {f'{cell[0]} {cell[1]:>2} tables':17} | {method:10} |"
+        line = f"| {f'{cell[0]} {cell[1]:>2}':20} | {method:10} |"
         for rows in GROUPS.values():
             share = hits[:, rows].mean(1)
             line += f" {100 * share.mean():5.1f} ({100 * share.std() / np.sqrt(len(share)):.1f}) |"
         print(line)
     why(kept)
     print("\nduplicate vs plain at the same episodes: mean 95% CI width, duplicate / plain")
-    for size in (s for s in DUPLICATE_SIZES if 4 * s in PLAIN_SIZES):
-        for method in METHODS:
-            dup = np.nanmean(widths[("duplicate", size), method], axis=0)
+    for kind, size, method in itertools.product(DUPLICATES, DUPLICATE_SIZES, METHODS):
+        if 4 * size in PLAIN_SIZES and method in KINDS[kind]:
+            dup = np.nanmean(widths[(kind, size), method], axis=0)
             flat = np.nanmean(widths[("plain", 4 * size), method], axis=0)
             print(
-                f"  {size} groups x 4 vs {4 * size} tables, {method:10}:"
+                f"  {kind} {size} groups x 4 vs {4 * size} tables, {method:10}:"
                 f" mean score x{dup[:4].mean() / flat[:4].mean():.2f},"
                 f" head-to-head x{dup[4:].mean() / flat[4:].mean():.2f}"
             )
-    print(f"\nthe standings mark intervals over fewer than {MIN_TABLES} tables")
+    print(
+        f"\nthe standings mark intervals over fewer than {MIN_TABLES} plain tables"
+        f" or {MIN_GROUPS} duplicate groups"
+    )
 
 
 if __name__ == "__main__":
