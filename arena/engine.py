@@ -180,20 +180,16 @@ class EpisodeEngine(Protocol):
     @classmethod
     def build(cls, setup: TableSetup) -> EpisodeEngine:
         """The engine of one episode, wired to ``setup``'s log; nothing is played yet."""
-        ...
 
     def play(self) -> Outcome:
         """Play the episode into the log: its header, deals and ``result`` line."""
-        ...
 
     def known(self) -> dict[Any, Any]:
         """After :meth:`play`: audit figures worked out while playing, by the figure each is
         the value of (:class:`arena.audit.AuditContext`'s ``known``)."""
-        ...
 
     def usage(self, records: Sequence[dict]) -> list[dict | None]:
         """After :meth:`play`: each seat's model usage, from the episode's records."""
-        ...
 
 
 class Engine:
