@@ -22,9 +22,11 @@ from plugins_for_tests.harness import context, make_view
 from referee import replay
 
 from arena.actions import Bid, Challenge
+from arena.cli.play import live_printer
 from arena.rules import TableRules
 from arena.seats import SeatQuit
 from arena_plugins.dice import DICE
+from arena_plugins.human import PERSON
 from arena_plugins.human.feed import PublicFeed
 from arena_plugins.human.terminal import TerminalSeat, parse_command
 
@@ -91,6 +93,15 @@ def test_the_public_feed_hides_hands_until_the_challenge_reveals_them():
     assert (
         feed.news({"type": "rejected", "deal": 0, "slot": 2, "reason": "x", "reply": "y"}) is None
     )
+
+
+def test_arena_play_prints_the_news_the_person_seat_declares_line_by_line(capsys):
+    show = live_printer(PERSON.feed(DICE, 2, 0))  # what arena play does for one person
+    hands = [[1, 2, 3, 4, 5], [6, 6, 6, 6, 6]]
+    show({"type": "deal", "deal": 0, "opener": 1, "hands": hands})
+    show({"type": "rejected", "deal": 0, "slot": 1, "reason": "x", "reply": "y"})  # no news
+    # Deal 0 is shown as 1 of 2; the viewer (slot 0) sees their own hand, not slot 1's.
+    assert capsys.readouterr().out == "· deal 1 of 2: s1 to open; your hand 1 2 3 4 5\n"
 
 
 # --- a real pseudo-terminal ------------------------------------------------------
