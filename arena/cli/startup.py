@@ -1,16 +1,26 @@
-"""Ctrl-C while the CLI is still importing: nothing has started, so it says so and goes.
+"""The CLI's first moments, before the tenth of a second of imports a command needs.
 
-Imported first by :mod:`arena.cli`, before the tenth of a second of imports a command
-needs; without it a Ctrl-C then printed the traceback of whatever import it landed in.
-:func:`arena.cli.main` puts Python's handler back once it can catch the interrupt
-itself. A host that set its own handler (a test runner) keeps it.
+Imported first by :mod:`arena.cli`. A Ctrl-C while it still imports: nothing has
+started, so it says so and goes; without this it printed the traceback of whatever
+import it landed in. :func:`arena.cli.main` puts Python's handler back once it can
+catch the interrupt itself. A host that set its own handler (a test runner) keeps it.
+
+And ``arena play``'s sandboxed seats: their workers start now, from the command line
+as first read here (:mod:`arena.sandbox.early`), and finish starting while the rest
+imports. Only when this process is the ``arena`` command; not when a test or a
+league's worker process imports the CLI.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import signal
+import sys
 import threading
+
+from arena import logconfig
+from arena.sandbox import early
 
 
 def interrupted_while_starting(signum, frame) -> None:
@@ -29,3 +39,47 @@ def settled() -> None:
     """From here :func:`arena.cli.main` catches Ctrl-C (``KeyboardInterrupt``) itself."""
     if signal.getsignal(signal.SIGINT) is interrupted_while_starting:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def arena_arguments() -> list[str] | None:
+    """The arguments of the ``arena`` command this process runs, or ``None`` when it runs
+    something else that imports the CLI. Read while :mod:`arena.cli` is being imported:
+    by the ``arena`` script, or by ``python -m arena.cli``, while ``sys.argv[0]`` is
+    still ``-m`` (runpy finds the module before it sets the path)."""
+    if sys.argv[:1] == ["-m"]:
+        return sys.argv[1:] if sys.orig_argv[-len(sys.argv)] == "arena.cli" else None
+    return sys.argv[1:] if os.path.basename(sys.argv[0]) == "arena" else None
+
+
+def play_options(arguments: list[str]) -> argparse.Namespace | None:
+    """``-v``, ``--sandbox``, ``--trust`` and ``--seat`` of an ``arena play`` command line
+    that names seats, else ``None``.
+
+    A first read, for starting the seats' workers; the command's own parse follows
+    and judges the options, so a misreading here costs a worker no seat takes.
+    """
+    first = argparse.ArgumentParser(add_help=False, allow_abbrev=False, exit_on_error=False)
+    first.add_argument("-v", "--verbose", action="count", default=0)
+    first.add_argument("--sandbox")
+    first.add_argument("--trust", action="append", default=[])
+    first.add_argument("--seat", action="append", default=[])
+    try:
+        read, rest = first.parse_known_args(arguments)
+    except argparse.ArgumentError:  # the command's own parse says what is wrong
+        return None
+    command = next((word for word in rest if not word.startswith("-")), None)
+    return read if command == "play" and read.seat else None
+
+
+def start_play_workers(arguments: list[str]) -> None:
+    """The workers of an ``arena play``'s sandboxed seats, started now; logging is set up
+    first, as ``-v`` asks, for what starting them may log."""
+    options = play_options(arguments)
+    if options is not None:
+        logconfig.configure(options.verbose)
+        early.start(options.seat, options.sandbox, options.trust)
+
+
+_arguments = arena_arguments()
+if _arguments is not None:
+    start_play_workers(_arguments)

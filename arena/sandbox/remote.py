@@ -24,6 +24,7 @@ from typing import Any, NoReturn
 from arena.logs import get_logger
 from arena.sandbox.launch import WorkerProcess
 from arena.sandbox.policy import SandboxPolicy
+from arena.sandbox.pool import EARLY_WORKERS
 from arena.sandbox.protocol import (
     REPLY_CAP,
     ProtocolError,
@@ -156,15 +157,16 @@ class Worker:
 class SandboxedSeat:
     """A third-party seat playing one episode from its own worker.
 
-    Construction only starts the worker and queues the seat's setup, so a
-    table's workers start in parallel; :meth:`ready` waits for one.
+    Construction only starts the worker (or takes the one started for it early,
+    :mod:`arena.sandbox.pool`) and queues the seat's setup, so a table's workers start
+    in parallel; :meth:`ready` waits for one.
     """
 
     def __init__(self, policy: SandboxPolicy, code: WorkerCode, setup: Mapping[str, Any]):
         self.limits = policy.limits
         self.budget = policy.limits.episode_seconds
         self.views = ViewSender()
-        self.worker = Worker(policy, code)
+        self.worker = EARLY_WORKERS.take(policy, code) or Worker(policy, code)
         self.worker.send({"op": "seat", **setup})
 
     def ready(self) -> None:

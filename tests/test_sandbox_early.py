@@ -1,0 +1,287 @@
+"""A table's workers started while the arena gets ready: read from the command line,
+handed to their seats, sent nothing of the table before, and ended when no seat came.
+
+``arena-early`` is a real installed distribution written per test, with a ``RECORD``
+(so its description is cached, as the early start needs). Its module leaves a marker
+per import (``import-PID``) and per seat built (``seat-PID-SLOT``), and with a
+``gated`` file beside them waits at import until a ``gate`` file appears. Process
+isolation, as root: each worker under its own uid writes the markers.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import attrs
+import pytest
+from test_describe import record_line
+
+from arena.cli import startup
+from arena.plugins import load
+from arena.sandbox import remote
+from arena.sandbox.launch import workers_left_behind
+from arena.sandbox.policy import Limits, SandboxPolicy
+from arena.sandbox.pool import StartedWorkers
+from arena.sandbox.protocol import WorkerCode
+
+pytestmark = [
+    pytest.mark.sandbox,
+    pytest.mark.skipif(os.geteuid() != 0, reason="markers need the workers' own uids"),
+]
+
+POLICY = SandboxPolicy("process", Limits(decision_seconds=5.0, start_seconds=30.0))
+CODE = WorkerCode("arena-early", "1.0", (("early", "arena_early"),))
+MODULE = '''"""arena-early: marks its import and each seat built; waits at import if gated."""
+
+import os
+import time
+
+from arena import hookimpl
+
+MARKS = {marks!r}
+open(os.path.join(MARKS, f"import-{{os.getpid()}}"), "w").close()
+if os.path.exists(os.path.join(MARKS, "gated")):
+    deadline = time.monotonic() + 30
+    while not os.path.exists(os.path.join(MARKS, "gate")) and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+class Early:
+    def __init__(self, context):
+        open(os.path.join(MARKS, f"seat-{{os.getpid()}}-{{context.slot}}"), "w").close()
+
+    def decide(self, view):
+        if view.legal.can_challenge:
+            return {{"action": "challenge"}}
+        quantity, face = view.legal.min_bid
+        return {{"action": "bid", "quantity": quantity, "face": face}}
+
+
+@hookimpl
+def register_seats(register):
+    register("early", Early, description="TEST: marks its import and its seats")
+'''
+SETUP = {
+    "name": "early", "privateSeed": 1, "arg": None, "talk": False, "seats": 4, "maxBids": 12,
+    "mode": {"name": "dice", "symbols": [1, 2, 3, 4, 5, 6], "handSize": 5, "description": ""},
+    "policies": ["early"] * 4,
+}  # fmt: skip
+
+
+@attrs.frozen
+class Installed:
+    site: Path
+    marks: Path
+    cache: Path
+
+    def marked(self, kind: str) -> list[list[int]]:
+        """The markers of ``kind`` (``import`` or ``seat``): the numbers in each name."""
+        found = [m.name.split("-")[1:] for m in self.marks.iterdir() if m.name.startswith(kind)]
+        return sorted([int(n) for n in numbers] for numbers in found)
+
+    def env(self) -> dict[str, str]:
+        return {"PYTHONPATH": str(self.site), "ARENA_CACHE_DIR": str(self.cache)}
+
+
+@pytest.fixture
+def early(tmp_path, monkeypatch):
+    """``arena-early`` installed as pip installs it, under ``tmp_path/site``."""
+    site = tmp_path / "site"
+    site.mkdir()
+    tmp_path.chmod(0o755)
+    marks = Path(tempfile.mkdtemp(prefix="arena-early-marks-", dir="/tmp"))
+    marks.chmod(0o1777)
+    (site / "arena_early.py").write_text(MODULE.format(marks=str(marks)))
+    info = site / "arena_early-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: arena-early\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[arena]\nearly = arena_early\n")
+    listed = ["arena_early.py", f"{info.name}/METADATA", f"{info.name}/entry_points.txt"]
+    record = "".join(record_line(site, path) for path in listed)
+    (info / "RECORD").write_text(record + f"{info.name}/RECORD,,\n")
+    monkeypatch.syspath_prepend(str(site))
+    yield Installed(site, marks, tmp_path / "cache")
+    for mark in marks.iterdir():
+        mark.unlink()
+    marks.rmdir()
+
+
+def wait_until(condition, seconds: float = 30.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+
+
+# --- which process is the arena command, and what its command line names ---
+
+
+@pytest.mark.parametrize(
+    "argv, orig_argv, expected",
+    [
+        # python -m arena.cli: sys.argv[0] is "-m" while runpy imports the package
+        (["-m", "play", "--seat", "x"],
+         ["py", "-X", "dev", "-m", "arena.cli", "play", "--seat", "x"], ["play", "--seat", "x"]),
+        (["-m", "play"], ["py", "-m", "pytest", "play"], None),  # another module named by -m
+        (["/venv/bin/arena", "play"], ["/venv/bin/py", "/venv/bin/arena", "play"], ["play"]),
+        (["/venv/bin/pytest", "-q"], ["/venv/bin/py", "/venv/bin/pytest", "-q"], None),
+    ],
+)  # fmt: skip
+def test_only_the_arena_command_reads_its_arguments(monkeypatch, argv, orig_argv, expected):
+    monkeypatch.setattr(sys, "argv", argv)
+    monkeypatch.setattr(sys, "orig_argv", orig_argv)
+    assert startup.arena_arguments() == expected
+
+
+def test_a_play_command_line_is_read_for_its_seats_and_their_policy():
+    read = startup.play_options(
+        ["-vv", "--sandbox", "process", "play", "--seat", "a,b", "--deals", "1",
+         "--seat=c:x", "--trust", "d"]
+    )  # fmt: skip
+    assert (read.verbose, read.sandbox, read.trust) == (2, "process", ["d"])
+    assert read.seat == ["a,b", "c:x"]
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        ["play", "--deals", "1"],  # no seat named: bayes plays them all
+        ["compare", "--seat", "a"],  # not play
+        ["--seat", "a", "league", "run"],
+        ["play", "--seat"],  # no value: the command's own parse will say so
+        ["play", "--trust"],
+    ],
+)
+def test_no_workers_start_for_other_command_lines(arguments, capsys):
+    assert startup.play_options(arguments) is None
+    assert capsys.readouterr() == ("", "")  # the first read says nothing; the command's parse does
+
+
+# --- the pool: started early, taken by the seat that would start the same worker ---
+
+
+def test_a_seat_takes_the_worker_started_for_it_and_is_set_up_only_then(early, monkeypatch):
+    pool = StartedWorkers()
+    pool.start(POLICY, [CODE, CODE], remote.Worker, at_once=2)
+    wait_until(lambda: len(early.marked("import")) == 2)
+    early_pids = {pid for (pid,) in early.marked("import")}
+    assert early.marked("seat") == []  # imported, and sent nothing of a table yet
+    # Only exactly the worker a seat would start is taken: another entry point, other limits.
+    assert pool.take(POLICY, attrs.evolve(CODE, entry_points=(("other", "arena_early"),))) is None
+    assert pool.take(attrs.evolve(POLICY, limits=Limits(decision_seconds=1.0)), CODE) is None
+    monkeypatch.setattr(remote, "EARLY_WORKERS", pool)
+    seats = [remote.SandboxedSeat(POLICY, CODE, {**SETUP, "slot": slot}) for slot in (0, 1, 2)]
+    try:
+        for seat in seats:
+            seat.ready()
+        pids = [seat.worker.process.process.pid for seat in seats]
+        # Seats 0 and 1 took the two early workers; seat 2 found none left and started its own.
+        assert set(pids[:2]) == early_pids and pids[2] not in early_pids
+        assert len(early.marked("import")) == 3
+        assert early.marked("seat") == sorted([pid, slot] for slot, pid in enumerate(pids))
+        assert len({seat.worker.process.uid for seat in seats}) == 3  # a uid of its own each
+    finally:
+        for seat in seats:
+            seat.close()
+        pool.close()
+
+
+def test_workers_start_one_after_another_on_the_cores_left(early):
+    # at_once=1: the second worker starts only once the first has imported its plugin,
+    # which waits here at the gate.
+    (early.marks / "gated").touch()
+    pool = StartedWorkers()
+    pool.start(POLICY, [CODE, CODE], remote.Worker, at_once=1)
+    try:
+        wait_until(lambda: len(early.marked("import")) == 1)
+        time.sleep(0.5)
+        assert len(early.marked("import")) == 1  # still waiting for the first
+        (early.marks / "gate").touch()
+        wait_until(lambda: len(early.marked("import")) == 2)
+    finally:
+        pool.close()
+
+
+def test_workers_no_seat_took_are_ended(early):
+    pool = StartedWorkers()
+    pool.start(POLICY, [CODE], remote.Worker, at_once=1)
+    wait_until(lambda: len(early.marked("import")) == 1)
+    ((pid,),) = early.marked("import")
+    pool.close()
+    assert not Path(f"/proc/{pid}").exists()  # killed and reaped
+    assert pool.take(POLICY, CODE) is None
+
+
+def test_a_seat_whose_worker_is_still_to_start_starts_its_own(early, monkeypatch):
+    (early.marks / "gated").touch()
+    pool = StartedWorkers()
+    pool.start(POLICY, [CODE, CODE], remote.Worker, at_once=1)
+    wait_until(lambda: len(early.marked("import")) == 1)  # the first, at the gate
+    (first,) = early.marked("import")
+    monkeypatch.setattr(remote, "EARLY_WORKERS", pool)
+    seats = [remote.SandboxedSeat(POLICY, CODE, {**SETUP, "slot": slot}) for slot in (0, 1)]
+    (early.marks / "gate").touch()
+    try:
+        for seat in seats:
+            seat.ready()
+        # Seat 0 took the one started; seat 1's was still pending, so seat 1 started its own
+        # and the pool started nothing more: two imports, not three.
+        assert seats[0].worker.process.process.pid == first[0]
+        time.sleep(0.3)
+        assert len(early.marked("import")) == 2
+    finally:
+        for seat in seats:
+            seat.close()
+        pool.close()
+
+
+# --- the arena command ---
+
+
+def play(early: Installed, *args: str, entry=("-m", "arena.cli")) -> subprocess.CompletedProcess:
+    command = [sys.executable, *entry, "-vv", "--sandbox", "process", "play", *args]
+    return subprocess.run(
+        command, env=os.environ | early.env(), capture_output=True, text=True, timeout=300
+    )
+
+
+def test_arena_play_seats_the_workers_it_started_early_and_plays_as_without(early, tmp_path):
+    load({"ARENA_CACHE_DIR": str(early.cache)}, SandboxPolicy.choose({}, "process"))  # describe
+    for mark in early.marks.iterdir():
+        mark.unlink()
+    table = ("--seat", "early,early,bayes,early", "--deals", "3", "--seed", "7")
+    done = play(early, *table, "--log", str(tmp_path / "early.jsonl"))
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count('"event": "worker started early"') == 3
+    assert done.stderr.count('"event": "seat takes a worker started early"') == 3
+    # Three workers, all started early and all seated (slots 0, 1 and 3); no describe.
+    imports = {pid for (pid,) in early.marked("import")}
+    assert len(imports) == 3
+    assert sorted(slot for pid, slot in early.marked("seat") if pid in imports) == [0, 1, 3]
+    # The same command where nothing starts early (`python -c`, not the arena command).
+    entry = ("-c", "import sys; from arena.cli import main; sys.exit(main(sys.argv[1:]))")
+    late = play(early, *table, "--log", str(tmp_path / "late.jsonl"), entry=entry)
+    assert late.returncode == 0, late.stderr
+    assert "started early" not in late.stderr
+    assert (tmp_path / "early.jsonl").read_bytes() == (tmp_path / "late.jsonl").read_bytes()
+
+
+def test_a_command_that_fails_before_its_table_leaves_no_worker_behind(early):
+    load({"ARENA_CACHE_DIR": str(early.cache)}, SandboxPolicy.choose({}, "process"))
+    done = play(early, "--seat", "early", "--mode", "nosuchmode")
+    assert done.returncode == 2
+    assert done.stderr.splitlines()[-1].startswith("arena: error: ")
+    assert "worker started early" in done.stderr
+    assert workers_left_behind(group=os.getpgrp()) == []
+
+
+def test_a_distribution_not_yet_described_starts_nothing_early(early):
+    done = play(early, "--seat", "early", "--deals", "1")  # cold cache: the table describes it
+    assert done.returncode == 0, done.stderr
+    assert "started early" not in done.stderr
+    assert len(early.marked("seat")) == 1
