@@ -257,9 +257,12 @@ def test_arena_play_seats_the_workers_it_started_early_and_plays_as_without(earl
     table = ("--seat", "early,early,bayes,early", "--deals", "3", "--seed", "7")
     done = play(early, *table, "--log", str(tmp_path / "early.jsonl"))
     assert done.returncode == 0, done.stderr
-    assert done.stderr.count('"event": "worker started early"') == 3
-    assert done.stderr.count('"event": "seat takes a worker started early"') == 3
-    # Three workers, all started early and all seated (slots 0, 1 and 3); no describe.
+    # The first worker starts at once; the others as the cores allow, or by their seats
+    # if the table comes first. Each started early is taken, and none started twice.
+    started = done.stderr.count('"event": "worker started early"')
+    assert started >= 1
+    assert done.stderr.count('"event": "seat takes a worker started early"') == started
+    # Three workers, one per sandboxed seat (slots 0, 1 and 3); no describe.
     imports = {pid for (pid,) in early.marked("import")}
     assert len(imports) == 3
     assert sorted(slot for pid, slot in early.marked("seat") if pid in imports) == [0, 1, 3]
