@@ -136,6 +136,8 @@ def test_a_keyless_claude_seat_plays_as_a_stand_in_when_allowed(capsys):
     assert main([*argv, "--allow-stand-in"]) == 0
     shown = json.loads(capsys.readouterr().out)
     assert (shown["tables"], shown["difference"], shown["cost"]) == (4, 0.0, 0.0)
+    assert main(argv[:-1] + ["--allow-stand-in"]) == 0  # the text names the stand-in
+    assert "A = claude:honest (stand-in), B = bayes\n" in capsys.readouterr().out
 
 
 def test_a_target_draws_each_look_at_pocock_s_level(host):

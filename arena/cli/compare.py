@@ -13,6 +13,7 @@ import sys
 from arena.cli.options import add_table_options, bounded, seat_specs, table_request
 from arena.league.compare import DEFAULT_OPPONENTS, Comparison, compare
 from arena.league.config import MAX_CONCURRENCY
+from arena.league.standings import STAND_IN
 from arena.plugins import PluginHost
 from arena.seats import SeatSpec
 
@@ -105,7 +106,8 @@ def run(args: argparse.Namespace, host: PluginHost) -> int:
         print(json.dumps(result.to_json()))
         return 0
     low, high = result.ci95
-    print(f"A = {result.a}, B = {result.b}")
+    a, b = (f"{name}{STAND_IN * result.stand_in(i)}" for i, name in enumerate((result.a, result.b)))
+    print(f"A = {a}, B = {b}")
     print(f"A - B = {result.difference:+.4f}  95% interval [{low:+.4f}, {high:+.4f}]")
     print(
         f"{result.tables} tables, each played by A and by B ({2 * result.tables} episodes);"

@@ -57,6 +57,8 @@ class Pair:
     usd: float
     """What both episodes' model calls cost, every seat's."""
     tokens: int
+    stand_in: tuple[bool, bool] = (False, False)
+    """Whether A's seat, and B's, was played by a stand-in (a paid seat with no key)."""
 
 
 @attrs.frozen
@@ -87,6 +89,10 @@ class Comparison:
     @property
     def tokens(self) -> int:
         return sum(p.tokens for p in self.pairs)
+
+    def stand_in(self, which: int) -> bool:
+        """Whether A (0) or B (1) was played by a stand-in at any pair."""
+        return any(p.stand_in[which] for p in self.pairs)
 
     @property
     def half_width(self) -> float:
@@ -219,7 +225,7 @@ def _play_pair(
     environ: Mapping[str, str],
 ) -> Pair:
     episode_seed = int(seeding.stream(seed, COMPARE, index).integers(2**62))
-    scores, usd, tokens = [], 0.0, 0
+    scores, stand_in, usd, tokens = [], [], 0.0, 0
     for subject in (a, b):
         slot, specs = seating(subject, opponents, table.seats, index)
         request = attrs.evolve(table, seed=episode_seed, seat_specs=specs)
@@ -227,9 +233,10 @@ def _play_pair(
         for seat in results["seats"]:
             if seat["slot"] == slot:
                 scores.append(seat["score"])
+                stand_in.append(seat["standIn"] is not None)
             counts = seat_tokens(seat)
             model = model_of(host.registry, specs[seat["slot"]], environ)
             price = price_of(model, {}) if model is not None else None
             usd += price.usd(counts) if price else 0.0
             tokens += sum(counts[kind] for kind in TOKEN_KINDS)
-    return Pair(index, index % table.seats, scores[0], scores[1], usd, tokens)
+    return Pair(index, slot, scores[0], scores[1], usd, tokens, (stand_in[0], stand_in[1]))
