@@ -10,7 +10,7 @@ import attrs
 import pytest
 from league_runs import play
 
-from arena.league.allocation import FLOOR_USD, Evidence, allocated_draws
+from arena.league.allocation import FLOOR_USD, Evidence, allocated_draws, stored_evidence
 from arena.league.config import LeagueSpec, pool_entrants
 from arena.league.schedule import fixtures
 from arena.runner import EpisodeRequest
@@ -117,16 +117,21 @@ def test_an_allocated_league_resumes_to_the_same_tables(tmp_path, host):
     assert _tables(broken) == _tables(whole)
 
 
-def test_allocation_seats_the_widest_more_than_balanced_would(tmp_path, host):
+def test_a_round_goes_to_the_entrants_that_need_it(tmp_path, host):
+    spec = LeagueSpec(SIX, tables=200, seed=5, table=EpisodeRequest(deals=10), target_ci=0.04)
     path = tmp_path / "allocated.sqlite"
-    state = play(path, SPREAD, host)
+    play(path, spec, host)
+    # rounds of 20 tables; the second (tables 20..39) is seated from the first's results
+    need = {name: e.need(0.04) for name, e in stored_evidence(path, 20, 0.05).items()}
     with sqlite3.connect(path) as db:
         seated = dict(
-            db.execute("SELECT entrant, COUNT(*) FROM seats GROUP BY entrant ORDER BY entrant")
+            db.execute(
+                "SELECT s.entrant, COUNT(*) FROM seats s JOIN episodes e USING (idx)"
+                " WHERE e.tbl BETWEEN 20 AND 39 GROUP BY s.entrant"
+            )
         )
-    # balanced would seat each of 6 entrants 4 / 6 of the tables, equally; random's score
-    # varies least (its sd per table about a third of pressure's, bench/stopping.py), so it
-    # reaches the target first and sits less than the others from the second round on
-    assert sum(seated.values()) == 4 * state.done
-    fair = 2 * 4 * state.done / 6  # two entrants' share of the seats under balanced
-    assert seated["random"] + seated["random#2"] < fair < seated["pressure"] + seated["pressure#2"]
+    # 20 tables x 4 seats = 80 seats: the four neediest each need more than 20 tables, so
+    # each takes a seat at every table of the round and the two others sit at none
+    neediest = sorted(need, key=need.get, reverse=True)[:4]
+    assert all(need[name] > 20 for name in neediest)
+    assert seated == dict.fromkeys(neediest, 20)
