@@ -1,6 +1,8 @@
 """The schedule: which entrants sit where at which table, and on which seed.
 
-The schedule is a pure function of the league's settings. Table t's seat
+The schedule is a pure function of the league's settings (a ``--target-ci`` league
+of more entrants than seats: of its settings and its earlier rounds' results,
+:mod:`arena.league.allocation`). Table t's seat
 draw and then its episode seed come from the league seed's stream for
 (LEAGUE, t) alone, never from which worker plays it, so
 serial, threads, processes and Ray play the same episodes, and a stopped league
