@@ -86,7 +86,7 @@ class Worker:
         if self.failed:
             raise WorkerFailed(self.failed)
         try:
-            write_frame(self.process.to_worker, message)
+            write_frame(self.process.to_worker, message, from_arena=True)
         except OSError as exc:
             self.fail(f"the worker closed its pipe ({exc.strerror})")
 
