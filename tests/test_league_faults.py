@@ -24,7 +24,7 @@ import pytest
 from league_runs import league_process
 
 from arena.league.config import Entrant, LeagueSpec
-from arena.league.executors import RETRIES, Processes, Serial, WorkerFailed
+from arena.league.executors import RETRIES, ExecutorFailed, Processes, Serial
 from arena.league.schedule import fixtures
 from arena.limits import Limits
 from arena.runner import EpisodeRequest, SetupError
@@ -114,7 +114,7 @@ def spec_of(*seats: str, deals: int = 200) -> LeagueSpec:
 
 
 def test_a_table_whose_workers_keep_dying_stops_the_league_in_one_line(host):
-    """RETRIES new workers for one table, then a one-line :class:`WorkerFailed`."""
+    """RETRIES new workers for one table, then a one-line :class:`ExecutorFailed`."""
     fixture = next(fixtures(spec_of("bayes", "pressure", "random", "bayes", deals=5000)))
     pool = Processes(1, Limits())
     try:
@@ -126,7 +126,7 @@ def test_a_table_whose_workers_keep_dying_stops_the_league_in_one_line(host):
             process.kill()
             try:
                 assert list(pool.collect(10)) == []  # the dead worker's table yields nothing
-            except WorkerFailed as exc:
+            except ExecutorFailed as exc:
                 error = exc
         assert error is not None and pool.restarts[fixture.index] == RETRIES + 1
         assert str(error).startswith(f"table {fixture.table}: its worker process died 4 times")

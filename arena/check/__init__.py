@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.check.digest import episode_key, log_digest
-from arena.check.replay import Violation, _shape_error, installed_registry, verify
+from arena.check.verify import Violation, _shape_error, installed_registry, verify
 from arena.eventlog import LogError, read_numbered
 from arena.plugins import Registry
 

@@ -25,7 +25,7 @@ from arena.league.config import (
     pool_entrants,
     read_league_file,
 )
-from arena.league.executors import EXECUTORS, WorkerFailed
+from arena.league.executors import EXECUTORS, ExecutorFailed
 from arena.league.report import csv_files, episode_logs, league_report, report_tables
 from arena.league.run import Progress as LeagueProgress
 from arena.league.run import run_league
@@ -205,7 +205,7 @@ def run(args: argparse.Namespace, host: PluginHost) -> int:
     except KeyboardInterrupt:
         store.close()
         _leave_now()
-    except WorkerFailed as exc:  # every stored episode is committed: the league resumes
+    except ExecutorFailed as exc:  # every stored episode is committed: the league resumes
         print(f"arena: error: {exc}", file=sys.stderr)
         return 1
     finally:

@@ -79,8 +79,10 @@ def play_fixture(host: PluginHost, fixture: Fixture) -> Played:
     )
 
 
-class WorkerFailed(Exception):
-    """A worker could not play its table; carries the worker's one-line reason."""
+class ExecutorFailed(Exception):
+    """The executor could not play a table (its worker failed past its retries, or the
+    executor could not start); carries the one-line reason. Not the sandbox's
+    :class:`arena.sandbox.remote.WorkerFailed`, which is one seat's worker."""
 
 
 class Serial:
@@ -220,7 +222,7 @@ class Processes:
         deaths = self.restarts[playing.index] = self.restarts.get(playing.index, 0) + 1
         log.warning("worker died", table=playing.table, exitcode=process.exitcode, deaths=deaths)
         if deaths > RETRIES:
-            raise WorkerFailed(
+            raise ExecutorFailed(
                 f"table {playing.table}: its worker process died {deaths} times"
                 f" (last exit code {process.exitcode})"
             )
@@ -254,7 +256,7 @@ def _process_worker(conn: Connection, limits: Limits, log_settings: logs.Setting
         try:
             conn.send(outcome)
         except Exception as exc:  # it does not pickle: its one line does
-            conn.send(WorkerFailed(f"table {fixture.table}: {type(exc).__name__}: {exc}"))
+            conn.send(ExecutorFailed(f"table {fixture.table}: {type(exc).__name__}: {exc}"))
 
 
 class Ray:
@@ -269,7 +271,9 @@ class Ray:
         try:
             import ray
         except ImportError:
-            raise WorkerFailed("--executor ray needs Ray: pip install 'liars-arena[ray]'") from None
+            raise ExecutorFailed(
+                "--executor ray needs Ray: pip install 'liars-arena[ray]'"
+            ) from None
         self.ray = ray
         self.capacity = self.slots = capacity
         self.limits = limits.share(capacity)
@@ -291,7 +295,7 @@ class Ray:
             try:
                 ray.init(**options)
             except (ConnectionError, ValueError, RuntimeError) as exc:
-                raise WorkerFailed(_join_failure(address, exc)) from None
+                raise ExecutorFailed(_join_failure(address, exc)) from None
             _log_ray_errors(ray)
         # Ray plays a table again when its worker or node dies (system failures), but
         # never for the table's own exception (retry_exceptions off).
@@ -314,9 +318,9 @@ class Ray:
             except self.ray.exceptions.RayTaskError as exc:  # the table's own error
                 if isinstance(exc.cause, Exception):
                     raise exc.cause from None
-                raise WorkerFailed(f"table {fixture.table}: {_first_line(exc)}") from None
+                raise ExecutorFailed(f"table {fixture.table}: {_first_line(exc)}") from None
             except self.ray.exceptions.RayError as exc:  # its workers died RETRIES + 1 times
-                raise WorkerFailed(f"table {fixture.table}: {_first_line(exc)}") from None
+                raise ExecutorFailed(f"table {fixture.table}: {_first_line(exc)}") from None
             yield fixture, *outcome
 
     def close(self) -> None:

@@ -57,22 +57,22 @@ def verify(
     """
     if not records:
         return [Violation(0, "complete", "an empty log")]
-    replay = _Replay(registry if registry is not None else installed_registry())
+    verifier = _Verifier(registry if registry is not None else installed_registry())
     numbers = list(lines) if lines is not None else list(range(1, len(records) + 1))
     try:
         for line, record in zip(numbers, records, strict=True):
             try:
-                replay.step(line, record)
+                verifier.step(line, record)
             except (TypeError, KeyError, ValueError, IndexError, AttributeError) as exc:
                 # A value no rule expected (e.g. a missing field in a hand-made record):
                 # a violation of the log's format, never a crash of the reader.
-                replay.violations.append(Violation(line, "format", f"unreadable line ({exc!r})"))
-                if not replay.ready:
+                verifier.violations.append(Violation(line, "format", f"unreadable line ({exc!r})"))
+                if not verifier.ready:
                     raise _Unreadable from None
     except _Unreadable:
-        return replay.violations
-    replay.finish(numbers[-1], partial)
-    return replay.violations
+        return verifier.violations
+    verifier.finish(numbers[-1], partial)
+    return verifier.violations
 
 
 @cache
@@ -148,7 +148,7 @@ def _int_list(value: Any) -> bool:
     return isinstance(value, list) and all(_is_int(x) for x in value)
 
 
-class _Replay:
+class _Verifier:
     def __init__(self, registry: Registry):
         self.registry = registry
         self.violations: list[Violation] = []
