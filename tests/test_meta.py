@@ -15,6 +15,11 @@ from pathlib import Path
 
 import pytest
 
+try:
+    import tomllib
+except ImportError:  # Python 3.10: the tomli dependency
+    import tomli as tomllib
+
 from arena import hookspecs
 
 TESTS = Path(__file__).parent
@@ -87,3 +92,20 @@ def test_the_import_finder_sees_every_form_of_import(tmp_path):
 def test_every_hookspec_signature_is_documented(hook):
     assert PLUGIN_DOCS.exists(), "docs/plugins.md is missing"
     assert signature(hook) in PLUGIN_DOCS.read_text(encoding="utf-8")
+
+
+def test_every_package_directory_is_installed():
+    """pyproject lists its packages by hand (plugins/ installs as arena_plugins), so a new
+    package directory that is not listed would be missing from a ``pip install .``: the
+    editable install the tests run from would not notice."""
+    root = Path(__file__).resolve().parent.parent
+    setup = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]
+    listed = set(setup["packages"])
+    found = set()
+    for name, folder in setup["package-dir"].items():
+        for init in (root / folder).rglob("__init__.py"):
+            parts = init.parent.relative_to(root / folder).parts
+            if "__pycache__" not in parts:
+                found.add(".".join((name, *parts)))
+    assert "arena.eventlog" in found
+    assert found == listed
