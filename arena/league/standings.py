@@ -16,11 +16,13 @@ same league gives the same intervals, in any process.
 Below :data:`MIN_TABLES` independent tables the bench found no method that
 holds 95%: with five tables a seating that decides much of a score (the seat
 after ``random`` collects its lies) is missing from one league in eight, and no
-interval drawn from those tables alone can know it. Duplicate groups share their
-seating across rotations, and the bench measured them short of 95% - 2 up to 20
-groups, so they need :data:`MIN_GROUPS`. An interval over fewer is marked
-``too few tables`` (and with one table there is no spread to measure: the
-interval is the whole range the figure can take).
+interval drawn from those tables alone can know it. A duplicate group, seated by
+a Williams square (:mod:`arena.league.schedule`), cancels most of that seating
+and is 0.65-0.75x as wide as plain tables at the same episodes, but what it leaves
+(with four seats one entrant follows another twice in a group) still skews a
+group's mean at five groups, so groups too need :data:`MIN_GROUPS`. An interval
+over fewer is marked ``too few tables`` (and with one table there is no spread to
+measure: the interval is the whole range the figure can take).
 
 An entrant's score in an episode is the mean of its seats' scores there (an
 entrant holding two seats plays one episode, not two). The rating is a second
@@ -42,14 +44,14 @@ from scipy import stats
 MIN_TABLES = 10
 """Fewest plain tables over which bench/coverage.py measured the intervals to cover at
 95% +- 2% (docs/league.md); an interval over fewer is marked :data:`TOO_FEW`."""
-MIN_GROUPS = 40
-"""The same for duplicate groups: at 10 and 20 groups the bench measured 92.6-94.5%, a
-group's mean being skewed by its shared seating, so only from 40 do they hold."""
+MIN_GROUPS = 10
+"""The same for duplicate groups (measured apart: 93.0-95.2% at 10 groups, 89.5-94.9% at 5;
+groups seated by rotations, before, held only from 40)."""
 COVERED = "ok"
 TOO_FEW = "too few tables"
 TOO_FEW_NOTE = (
-    f"* under {MIN_TABLES} tables ({MIN_GROUPS} duplicate groups):"
-    " 95% coverage not shown (docs/league.md)"
+    f"* under {MIN_TABLES} tables or {MIN_GROUPS} duplicate groups:"
+    " coverage not shown (docs/league.md)"
 )
 """The line under a table of figures that holds a marked interval (fits 80 columns)."""
 SCORE_RANGE = (0.0, 1.0)
@@ -141,8 +143,8 @@ STAND_IN = " (stand-in)"
 class Tables:
     """The independent units of a league: row ``index[t]`` of every per-table sum is table t.
 
-    ``duplicate`` when each unit is a duplicate group (several rotations of one table),
-    which the bench found to need more units than plain tables to hold 95%.
+    ``duplicate`` when each unit is a duplicate group (several episodes of one table),
+    whose fewest units to hold 95% the bench measured apart from plain tables'.
     """
 
     def __init__(self, tables: Sequence[int], duplicate: bool = False, alpha: float = 0.05):
