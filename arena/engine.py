@@ -171,7 +171,7 @@ class TableSetup:
 
 
 class EpisodeEngine(Protocol):
-    """What the runner asks of an engine, whichever plays (see :func:`arena.fast.choose`):
+    """What the runner asks of an engine, whichever plays (see :func:`arena.fast.choice.choose`):
     build it, play it once, then what it learnt besides the log."""
 
     name: ClassVar[str]

@@ -2,7 +2,7 @@
 
 This is the one place that turns seat specs, a mode name and options into an engine
 run with its event log (either engine, through :class:`~arena.engine.EpisodeEngine`:
-:func:`arena.fast.choose` picks it), and the finished log, with what the engine
+:func:`arena.fast.choice.choose` picks it), and the finished log, with what the engine
 learnt as it played, into :class:`~arena.results.Results`. The CLI and the tests
 both come through here.
 """
@@ -21,7 +21,7 @@ from arena.audit import AuditContext, audit_events, run_audit
 from arena.engine import EpisodeConfig, Outcome, TableSetup
 from arena.eventlog import EventLog, LogExists, LogRecords
 from arena.exploitability import episode_report
-from arena.fast import EngineUnavailable, choose
+from arena.fast.choice import EngineUnavailable, choose
 from arena.logs import get_logger
 from arena.plugins import (
     FIRST_PARTY_DISTRIBUTION,

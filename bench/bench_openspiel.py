@@ -92,7 +92,7 @@ from bench_decisions import compiled_engine_and_log
 from rich.console import Console
 from rich.table import Table
 
-from arena.fast import NOT_BUILT
+from arena.fast.choice import NOT_BUILT
 from arena.plugins import load
 from arena.runner import EpisodeRequest, run_episode
 from arena.seats import SeatSpec

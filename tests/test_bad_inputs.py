@@ -32,7 +32,7 @@ import attrs
 import pytest
 
 from arena.cli import main
-from arena.fast import NOT_BUILT
+from arena.fast.choice import NOT_BUILT
 from arena.league.config import Entrant, LeagueSpec
 from arena.league.run import run_league
 from arena.league.schedule import fixtures, schedule

@@ -29,12 +29,13 @@ from hypothesis import strategies as st
 from plugins_for_tests.harness import plugged
 from referee import replay
 
-from arena import fast, hookimpl, seeding
+from arena import hookimpl, seeding
 from arena.audit import per_log
 from arena.check import verify
 from arena.cli import main
 from arena.engine import EpisodeConfig, TableSetup
 from arena.eventlog import EventLog
+from arena.fast import choice
 from arena.fast.engine import BATCH
 from arena.fast.spec import lcg_jump, unsupported
 from arena.league.config import league_from_mapping
@@ -173,7 +174,7 @@ def test_long_episodes_match_too(host, tmp_path, mode):
 def test_the_compiled_engine_is_built_in_this_install():
     """The tests install with a C compiler (.ci/run): a build that failed quietly would
     leave every table in Python and these comparisons comparing Python with itself."""
-    assert fast.NOT_BUILT is None
+    assert choice.NOT_BUILT is None
 
 
 @settings(max_examples=60)
@@ -347,9 +348,9 @@ def test_a_mode_with_symbols_past_32_bits_plays_in_python(host):
     seats = [ScriptedSeat(SeatContext.derive(9, slot, rules), BAYES) for slot in (0, 1)]
     assert unsupported(rules, seats) == "mode 'huge' has symbols past 32 bits"
     config = EpisodeConfig(rules=rules, seed=9)
-    assert fast.choose("auto", config, seats, watched=False).name == "python"
-    with pytest.raises(fast.EngineUnavailable, match="symbols past 32 bits"):
-        fast.choose("compiled", config, seats, watched=False)
+    assert choice.choose("auto", config, seats, watched=False).name == "python"
+    with pytest.raises(choice.EngineUnavailable, match="symbols past 32 bits"):
+        choice.choose("compiled", config, seats, watched=False)
 
 
 class DeclaredBayes:
@@ -483,7 +484,7 @@ def test_the_compiled_engine_built_from_a_table_setup_knows_the_soft_play_tally(
     setup = TableSetup(
         config, seats, policies, event_log, reporters=host.registry.reporters.values()
     )
-    engine = fast.choose("compiled", config, seats, watched=False).build(setup)
+    engine = choice.choose("compiled", config, seats, watched=False).build(setup)
     engine.play()
     event_log.close()
     records = event_log.stream()

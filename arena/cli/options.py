@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from arena.check import distinct_episodes, load_checked
 from arena.engine import MAX_DEALS
-from arena.fast import ENGINES
+from arena.fast.choice import ENGINES
 from arena.plugins import PluginHost, Registry
 from arena.rules import DEFAULT_MAX_BIDS, MAX_BIDS_CAP, MAX_SEATS, MIN_SEATS
 from arena.runner import DEFAULT_SEATS, EpisodeRequest

@@ -63,8 +63,8 @@ class CompiledEngine:
 
     @classmethod
     def build(cls, setup: TableSetup) -> CompiledEngine:
-        """Plays no talk, fallback or closing, and shows no record live: :func:`arena.fast.choose`
-        takes it only for a table that needs none of them."""
+        """Plays no talk, fallback or closing, and shows no record live:
+        :func:`arena.fast.choice.choose` takes it only for a table that needs none of them."""
         return cls(
             setup.config,
             setup.seats,

@@ -19,7 +19,7 @@ from urllib.parse import urlencode
 import attrs
 
 from arena.engine import MAX_DEALS
-from arena.fast import ENGINES
+from arena.fast.choice import ENGINES
 from arena.league.cost import RATE_KEYS, Price, override
 from arena.limits import Limits as ApiLimits
 from arena.registry import SeatType
