@@ -241,12 +241,13 @@ def rewrite_audit_tail(path: str | Path, events: list[Audit]) -> None:
     target is replaced; another hard link to it keeps the old lines.
     """
     path = Path(path)
-    kept = [
-        line.decode("utf-8")
-        for number, line in log_lines(path)
-        if parse_line(line, f"{path}:{number}")["type"] != Audit.TYPE
-    ]
-    if not kept or json.loads(kept[-1])["type"] != EpisodeSettled.TYPE:
+    kept, last = [], None
+    for number, line in log_lines(path):
+        kind = parse_line(line, f"{path}:{number}")["type"]
+        if kind != Audit.TYPE:
+            kept.append(line.decode("utf-8"))
+            last = kind
+    if last != EpisodeSettled.TYPE:
         raise LogError(f"{path}: the episode has no result line; not appending audit events")
     text = "".join(line + "\n" for line in [*kept, *(to_line(event) for event in events)])
     with Outputs() as outputs:  # the log is rewritten on purpose: it is the one output

@@ -26,6 +26,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from arena.eventlog.partfile import PART_SUFFIX
 from arena.plugins import DuplicateName, PluginHost, UnknownName
 from arena.runner import EpisodeRequest, SetupError, scripted_default
 from arena.seats import SeatSpec
@@ -48,7 +49,7 @@ POLL_SECONDS = 0.05
 """How often an open event stream looks for new messages."""
 TABLE_FIELDS = {"seats", "mode", "deals", "seed", "talk"}
 MOVE_FIELDS = {"turn", "command", "say"}
-LOG_NAME = re.compile(r"table-(\d+)-seed\d+\.jsonl(\.part)?")
+LOG_NAME = re.compile(rf"table-(\d+)-seed\d+\.jsonl(?:{re.escape(PART_SUFFIX)})?")
 
 
 @attrs.define
