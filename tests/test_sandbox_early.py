@@ -3,9 +3,8 @@ handed to their seats, sent nothing of the table before, and ended when no seat 
 
 ``arena-early`` is a real installed distribution written per test, with a ``RECORD``
 (so its description is cached, as the early start needs). Its module leaves a marker
-per import (``import-PID``) and per seat built (``seat-PID-SLOT``), and with a
-``gated`` file beside them waits at import until a ``gate`` file appears. Process
-isolation, as root: each worker under its own uid writes the markers.
+per import (``import-PID``) and per seat built (``seat-PID-SLOT``). Process isolation,
+as root: each worker under its own uid writes the markers.
 """
 
 from __future__ import annotations
@@ -36,19 +35,14 @@ pytestmark = [
 
 POLICY = SandboxPolicy("process", Limits(decision_seconds=5.0, start_seconds=30.0))
 CODE = WorkerCode("arena-early", "1.0", (("early", "arena_early"),))
-MODULE = '''"""arena-early: marks its import and each seat built; waits at import if gated."""
+MODULE = '''"""arena-early: marks its import and each seat built."""
 
 import os
-import time
 
 from arena import hookimpl
 
 MARKS = {marks!r}
 open(os.path.join(MARKS, f"import-{{os.getpid()}}"), "w").close()
-if os.path.exists(os.path.join(MARKS, "gated")):
-    deadline = time.monotonic() + 30
-    while not os.path.exists(os.path.join(MARKS, "gate")) and time.monotonic() < deadline:
-        time.sleep(0.01)
 
 
 class Early:
@@ -167,7 +161,7 @@ def test_no_workers_start_for_other_command_lines(arguments, capsys):
 
 def test_a_seat_takes_the_worker_started_for_it_and_is_set_up_only_then(early, monkeypatch):
     pool = StartedWorkers()
-    pool.start(POLICY, [CODE, CODE], remote.Worker, at_once=2)
+    pool.start(POLICY, [CODE, CODE], remote.Worker)
     wait_until(lambda: len(early.marked("import")) == 2)
     early_pids = {pid for (pid,) in early.marked("import")}
     assert early.marked("seat") == []  # imported, and sent nothing of a table yet
@@ -191,53 +185,14 @@ def test_a_seat_takes_the_worker_started_for_it_and_is_set_up_only_then(early, m
         pool.close()
 
 
-def test_workers_start_one_after_another_on_the_cores_left(early):
-    # at_once=1: the second worker starts only once the first has imported its plugin,
-    # which waits here at the gate.
-    (early.marks / "gated").touch()
-    pool = StartedWorkers()
-    pool.start(POLICY, [CODE, CODE], remote.Worker, at_once=1)
-    try:
-        wait_until(lambda: len(early.marked("import")) == 1)
-        time.sleep(0.5)
-        assert len(early.marked("import")) == 1  # still waiting for the first
-        (early.marks / "gate").touch()
-        wait_until(lambda: len(early.marked("import")) == 2)
-    finally:
-        pool.close()
-
-
 def test_workers_no_seat_took_are_ended(early):
     pool = StartedWorkers()
-    pool.start(POLICY, [CODE], remote.Worker, at_once=1)
+    pool.start(POLICY, [CODE], remote.Worker)
     wait_until(lambda: len(early.marked("import")) == 1)
     ((pid,),) = early.marked("import")
     pool.close()
     assert not Path(f"/proc/{pid}").exists()  # killed and reaped
     assert pool.take(POLICY, CODE) is None
-
-
-def test_a_seat_whose_worker_is_still_to_start_starts_its_own(early, monkeypatch):
-    (early.marks / "gated").touch()
-    pool = StartedWorkers()
-    pool.start(POLICY, [CODE, CODE], remote.Worker, at_once=1)
-    wait_until(lambda: len(early.marked("import")) == 1)  # the first, at the gate
-    (first,) = early.marked("import")
-    monkeypatch.setattr(remote, "EARLY_WORKERS", pool)
-    seats = [remote.SandboxedSeat(POLICY, CODE, {**SETUP, "slot": slot}) for slot in (0, 1)]
-    (early.marks / "gate").touch()
-    try:
-        for seat in seats:
-            seat.ready()
-        # Seat 0 took the one started; seat 1's was still pending, so seat 1 started its own
-        # and the pool started nothing more: two imports, not three.
-        assert seats[0].worker.process.process.pid == first[0]
-        time.sleep(0.3)
-        assert len(early.marked("import")) == 2
-    finally:
-        for seat in seats:
-            seat.close()
-        pool.close()
 
 
 # --- the arena command ---
@@ -257,11 +212,8 @@ def test_arena_play_seats_the_workers_it_started_early_and_plays_as_without(earl
     table = ("--seat", "early,early,bayes,early", "--deals", "3", "--seed", "7")
     done = play(early, *table, "--log", str(tmp_path / "early.jsonl"))
     assert done.returncode == 0, done.stderr
-    # The first worker starts at once; the others as the cores allow, or by their seats
-    # if the table comes first. Each started early is taken, and none started twice.
-    started = done.stderr.count('"event": "worker started early"')
-    assert started >= 1
-    assert done.stderr.count('"event": "seat takes a worker started early"') == started
+    assert done.stderr.count('"event": "worker started early"') == 3
+    assert done.stderr.count('"event": "seat takes a worker started early"') == 3
     # Three workers, one per sandboxed seat (slots 0, 1 and 3); no describe.
     imports = {pid for (pid,) in early.marked("import")}
     assert len(imports) == 3

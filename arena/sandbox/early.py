@@ -51,7 +51,7 @@ def start(
         if seat_type.sandboxed:
             codes.append(seat_type.code)
     if codes:
-        EARLY_WORKERS.start(policy, codes, Worker, at_once=max(len(os.sched_getaffinity(0)) - 1, 1))
+        EARLY_WORKERS.start(policy, codes, Worker)
 
 
 def _cached_descriptions(policy: SandboxPolicy, environ: Mapping[str, str]) -> Registry:
