@@ -60,11 +60,13 @@ def predecessors(rows) -> dict[str, Counter]:
 
 
 def test_four_seats_follow_williams_square():
-    # w = 0, 1, 3, 2: its cyclic steps w[i] - w[i-1] mod 4 are 1, 2, 3 and, from
-    # w[3] = 2 back to w[0] = 0, 0 - 2 = 2 (mod 4). Steps 1 and 3 once, 2 twice: sum of
-    # squared counts 1 + 4 + 1 = 6. Rotating the seats (0, 1, 2, 3) has step 1 four
-    # times (16); (0, 1, 2, 3)'s only rivals with w[0] = 0 and 6 are 0, 3, 1, 2
-    # (steps 3, 2, 1, 2), which comes later in order.
+    # The six orderings with w[0] = 0 and their cyclic steps w[i] - w[i-1] mod 4 (the
+    # last from w[3] back to w[0]), scored by the sum of squared step counts:
+    #   0 1 2 3: 1 1 1 1 -> 16      0 1 3 2: 1 2 3 2 -> 1 + 4 + 1 = 6
+    #   0 2 1 3: 2 3 2 1 -> 6       0 2 3 1: 2 1 2 3 -> 6
+    #   0 3 1 2: 3 2 1 2 -> 6       0 3 2 1: 3 3 3 3 -> 16
+    # The first scoring 6 is 0 1 3 2, Williams' square; rotating the seats (0 1 2 3)
+    # repeats one step four times: each entrant would follow the same one in every row.
     assert duplicate_order(4) == (0, 1, 3, 2)
     # two seats: one row swaps them; there is nothing else to vary
     assert duplicate_order(2) == (0, 1)
@@ -99,16 +101,6 @@ def test_every_entrant_holds_every_hand_once_and_follows_every_other_entrant():
         assert sorted(before.values()) == [1, 1, 2]
 
 
-def test_rotating_the_slots_as_before_could_keep_one_predecessor():
-    # The old schedule (duplicate schedule 1) moved slot (s + r)'s entrant to slot s.
-    # With the table order 0, 1, 2, 3 (slots in position order) that keeps the cyclic
-    # order A B C D in every row: each entrant follows one entrant 4 times out of 4,
-    # which the square rules out (at most 2 of 4, above).
-    old = [[(s + r) % 4 for s in range(4)] for r in range(4)]
-    follows = Counter((row[i], row[i - 1]) for row in old for i in range(4))
-    assert set(follows.values()) == {4}
-
-
 @given(seats=st.integers(2, 8), seed=st.integers(0, 2**62))
 def test_a_duplicate_table_is_a_latin_square_on_its_table_order(seats, seed):
     rows = [f for f in schedule(league(seats, tables=1, seed=seed))]
@@ -118,8 +110,8 @@ def test_a_duplicate_table_is_a_latin_square_on_its_table_order(seats, seed):
     for position in range(seats):  # and sits at every table position once
         assert len({in_table_order(f)[position] for f in rows}) == seats
     if seats % 2 == 0:
-        # Williams: each other entrant is followed once, x - seats/2 a second time, so
-        # an entrant follows all seats - 1 others over the seats rows
+        # Williams: over the rows x follows every other entrant once and x - seats/2 a
+        # second time, so it sits after all seats - 1 others
         for before in predecessors(rows).values():
             assert sorted(before.values()) == [1] * (seats - 2) + [2]
 
