@@ -78,7 +78,11 @@ def test_target_stops_after_a_round_before_the_cap(host):
     result = compare(host, BAYES, RANDOM, TABLE, tables=40, target=0.2)
     assert result.stopped in ("target", "excludes 0")
     assert result.tables % 4 == 0 and result.tables < 40
-    assert result.looks == 10  # 40 tables in rounds of 4: each look at 0.05 / 10
+    assert result.looks == 10  # 40 tables in rounds of 4
+    # it stopped on the look's interval at Pocock's level, and the stage-wise interval
+    # it reports agrees: it stopped on "excludes 0" only if 0 lies below the interval
+    if result.stopped == "excludes 0":
+        assert result.ci95[0] > 0
 
 
 def test_same_seed_same_pairs(host):
@@ -143,11 +147,20 @@ def test_a_keyless_claude_seat_plays_as_a_stand_in_when_allowed(capsys):
 def test_a_target_draws_each_look_at_pocock_s_level(host):
     # cap 40 in rounds of 4: ten equal looks, Pocock's c = 2.555 (Jennison & Turnbull,
     # table 2.1), so each look at 2 * (1 - Phi(2.555)) = 0.0106, not Bonferroni's 0.005
-    result = compare(host, BAYES, PRESSURE, TABLE, tables=40, target=0.001)
+    seen = []
+    result = compare(host, BAYES, PRESSURE, TABLE, tables=40, target=0.001, progress=seen.append)
     assert result.looks == 10 and result.stopped == "cap"
     assert result.look_alpha == pytest.approx(0.0106, abs=3e-4)
-    low, high = paired_interval([p.a_score - p.b_score for p in result.pairs], 0.0106)
-    assert result.ci95 == pytest.approx((low, high), abs=2e-4)
+    # each look before the stop shows the interval the stop is decided on, at that level
+    for look in seen[:-1]:
+        differences = [p.a_score - p.b_score for p in look.pairs]
+        assert look.ci95 == pytest.approx(paired_interval(differences, 0.0106), abs=2e-4)
+    # at the stop it reports the stage-wise interval instead: having looked nine times
+    # without stopping, the last look's 95% is nearly the plain one, inside Pocock's
+    differences = [p.a_score - p.b_score for p in result.pairs]
+    pocock_low, pocock_high = paired_interval(differences, 0.0106)
+    low, high = result.ci95
+    assert seen[-1] == result and pocock_low < low < result.difference < high < pocock_high
 
 
 def test_no_opponents_is_refused(host):

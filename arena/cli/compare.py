@@ -78,7 +78,8 @@ def _one_seat(text: str) -> SeatSpec:
 
 
 def _show_look(result: Comparison) -> None:
-    """With a target, each look on stderr: the interval narrowing round by round."""
+    """With a target, each look on stderr: the interval narrowing round by round (at
+    Pocock's level before the stop, stage-wise at it)."""
     if result.looks > 1:
         low, high = result.ci95
         print(
@@ -114,7 +115,7 @@ def run(args: argparse.Namespace, host: PluginHost) -> int:
         f" cost ${result.usd:.4f}, {result.tokens:,} tokens; stopped: {result.stopped}"
         + (
             f" (each of up to {result.looks} looks at {1 - result.look_alpha:.2%}, Pocock's"
-            " level: together they hold 95%)"
+            " level; the interval is the stage-wise one at the stop, 95%)"
             if result.looks > 1
             else ""
         )

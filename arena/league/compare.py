@@ -14,10 +14,12 @@ With a target the tables are played in rounds (a tenth of the cap, at least
 interval's half-width is at most the target or the interval excludes 0. Stopping
 on "excludes 0" at a favourable look would make a plain 95% interval cover less
 than 95%, so the cap bounds the looks (``K`` rounds, at most 10) and each look's
-interval is drawn at Pocock's level for those K looks
-(:func:`arena.league.looks.pocock_alpha`): all K intervals hold the truth
-together with probability 0.95, so the one where the comparison stops does.
-bench/stopping.py measures it.
+interval, the one the stop is decided on, is drawn at Pocock's level for those K
+looks (:func:`arena.league.looks.pocock_alpha`): all K hold the truth together with
+probability 0.95. The interval reported at the stop is the stage-wise ordering one
+(:func:`arena.league.looks.stagewise_interval`), which holds 95% at whichever look the
+run stops, where Pocock's, spent over K looks, holds more when the run stops early.
+bench/stopping.py measures both.
 Without a target there is one look, at 95%.
 """
 
@@ -33,7 +35,14 @@ import numpy as np
 from arena import seeding
 from arena.league.config import Entrant, LeagueError, LeagueSpec, rounds
 from arena.league.cost import TOKEN_KINDS, price_of, seat_tokens
-from arena.league.looks import ALPHA, look_ends, pocock_alpha
+from arena.league.looks import (
+    ALPHA,
+    Look,
+    look_ends,
+    pocock_alpha,
+    pocock_constant,
+    stagewise_interval,
+)
 from arena.league.run import check_league, model_of
 from arena.league.standings import DIFFERENCE_RANGE, Tables
 from arena.plugins import PluginHost
@@ -70,6 +79,8 @@ class Comparison:
     pairs: tuple[Pair, ...]
     difference: float
     ci95: tuple[float, float]
+    """At the stop, the stage-wise ordering interval; at a look before it, the look's
+    interval at ``look_alpha`` (the one the stop is decided on)."""
     looks: int
     """The most looks the cap allows."""
     look_alpha: float
@@ -167,7 +178,7 @@ def compare(
         environ,
     )
     round_size, looks = looks_allowed(tables, table.seats, target)
-    alpha = pocock_alpha(look_ends(tables, round_size))
+    ends = look_ends(tables, round_size)
 
     def play(index: int) -> Pair:
         return _play_pair(host, a, b, opponents, table, seed, index, environ)
@@ -176,21 +187,38 @@ def compare(
     with ThreadPoolExecutor(max_workers=concurrency) as pool:
         while True:
             pairs.extend(pool.map(play, range(len(pairs), min(tables, len(pairs) + round_size))))
-            result = _summary(str(a), str(b), pairs, looks, alpha, target)
-            progress(result)
+            result = _look(str(a), str(b), pairs, ends, target)
             if result.stopped != "cap" or len(pairs) >= tables:
+                result = attrs.evolve(result, ci95=at_stop(pairs, ends))
+                progress(result)
                 return result
+            progress(result)
 
 
-def _summary(
-    a: str, b: str, pairs: list[Pair], looks: int, alpha: float, target: float | None
+def _look(
+    a: str, b: str, pairs: list[Pair], ends: tuple[int, ...], target: float | None
 ) -> Comparison:
+    """A look after ``pairs``: its interval at Pocock's level and whether it stops."""
+    alpha = pocock_alpha(ends)
     differences = [p.a_score - p.b_score for p in pairs]
     low, high = paired_interval(differences, alpha)
     stopped = stop_reason(low, high, len(pairs), target)
-    return Comparison(
-        a, b, tuple(pairs), float(np.mean(differences)), (low, high), looks, alpha, target, stopped
-    )
+    mean = float(np.mean(differences))
+    return Comparison(a, b, tuple(pairs), mean, (low, high), len(ends), alpha, target, stopped)
+
+
+def at_stop(pairs: Sequence[Pair], ends: tuple[int, ...]) -> tuple[float, float]:
+    """The stage-wise 95% interval of A - B at a stop after ``pairs``, the run having
+    continued at every look of ``ends`` before (the plain t-interval with one look)."""
+    differences = np.array([p.a_score - p.b_score for p in pairs])
+    seen = [
+        Look(n, float(differences[:n].mean()), float(differences[:n].std(ddof=1)) if n > 1 else 0)
+        for n in ends
+        if n <= len(pairs)
+    ]
+    low, high = stagewise_interval(seen, pocock_constant(ends))
+    bottom, top = DIFFERENCE_RANGE
+    return float(np.clip(low, bottom, top)), float(np.clip(high, bottom, top))
 
 
 def stop_reason(low: float, high: float, pairs: int, target: float | None) -> str:
