@@ -20,8 +20,9 @@ import attrs
 import pytest
 from test_describe import record_line
 
-from arena.cli import startup
+from arena.cli import main, startup
 from arena.plugins import load
+from arena.sandbox import early as sandbox_early
 from arena.sandbox import remote
 from arena.sandbox.launch import workers_left_behind
 from arena.sandbox.policy import Limits, SandboxPolicy
@@ -198,45 +199,68 @@ def test_workers_no_seat_took_are_ended(early):
 # --- the arena command ---
 
 
-def play(early: Installed, *args: str, entry=("-m", "arena.cli")) -> subprocess.CompletedProcess:
-    command = [sys.executable, *entry, "-vv", "--sandbox", "process", "play", *args]
+def test_arena_play_seats_the_workers_it_started_early_and_plays_as_without(
+    early, tmp_path, monkeypatch
+):
+    # As the CLI does when it is the arena command: the first read starts the workers,
+    # then the command runs. Here in this process, with a pool of the test's own.
+    load({"ARENA_CACHE_DIR": str(early.cache)}, SandboxPolicy.choose({}, "process"))  # describe
+    for mark in early.marks.iterdir():
+        mark.unlink()
+    monkeypatch.setenv("ARENA_CACHE_DIR", str(early.cache))
+    pool = StartedWorkers()
+    monkeypatch.setattr(remote, "EARLY_WORKERS", pool)
+    monkeypatch.setattr(sandbox_early, "EARLY_WORKERS", pool)
+    table = ["--sandbox", "process", "play", "--seat", "early,early,bayes,early",
+             "--deals", "3", "--seed", "7"]  # fmt: skip
+    startup.start_play_workers([*table, "--log", str(tmp_path / "early.jsonl")])
+    wait_until(lambda: len(early.marked("import")) == 3)
+    early_pids = {pid for (pid,) in early.marked("import")}
+    assert early.marked("seat") == []  # started and imported; nothing of the table yet
+    assert main([*table, "--log", str(tmp_path / "early.jsonl")]) == 0
+    # The three sandboxed seats (slots 0, 1 and 3) sat in the three early workers: no
+    # worker started after them, none left in the pool.
+    assert {pid for (pid,) in early.marked("import")} == early_pids
+    assert sorted(slot for pid, slot in early.marked("seat")) == [0, 1, 3]
+    assert {pid for pid, slot in early.marked("seat")} == early_pids
+    assert pool.take(SandboxPolicy.choose({}, "process"), CODE) is None
+    # The same command with nothing started early plays the same episode, byte for byte.
+    assert main([*table, "--log", str(tmp_path / "late.jsonl")]) == 0
+    assert len(early.marked("import")) == 6
+    assert (tmp_path / "early.jsonl").read_bytes() == (tmp_path / "late.jsonl").read_bytes()
+
+
+def play(early: Installed, *args: str) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "arena.cli", "--sandbox", "process", "play", *args]
     return subprocess.run(
         command, env=os.environ | early.env(), capture_output=True, text=True, timeout=300
     )
 
 
-def test_arena_play_seats_the_workers_it_started_early_and_plays_as_without(early, tmp_path):
-    load({"ARENA_CACHE_DIR": str(early.cache)}, SandboxPolicy.choose({}, "process"))  # describe
+def test_the_arena_command_plays_its_early_workers_and_ends_them(early, tmp_path):
+    load({"ARENA_CACHE_DIR": str(early.cache)}, SandboxPolicy.choose({}, "process"))
     for mark in early.marks.iterdir():
         mark.unlink()
-    table = ("--seat", "early,early,bayes,early", "--deals", "3", "--seed", "7")
-    done = play(early, *table, "--log", str(tmp_path / "early.jsonl"))
+    done = play(early, "--seat", "early,early", "--deals", "2", "--log", str(tmp_path / "l"))
     assert done.returncode == 0, done.stderr
-    assert done.stderr.count('"event": "worker started early"') == 3
-    assert done.stderr.count('"event": "seat takes a worker started early"') == 3
-    # Three workers, one per sandboxed seat (slots 0, 1 and 3); no describe.
-    imports = {pid for (pid,) in early.marked("import")}
-    assert len(imports) == 3
-    assert sorted(slot for pid, slot in early.marked("seat") if pid in imports) == [0, 1, 3]
-    # The same command where nothing starts early (`python -c`, not the arena command).
-    entry = ("-c", "import sys; from arena.cli import main; sys.exit(main(sys.argv[1:]))")
-    late = play(early, *table, "--log", str(tmp_path / "late.jsonl"), entry=entry)
-    assert late.returncode == 0, late.stderr
-    assert "started early" not in late.stderr
-    assert (tmp_path / "early.jsonl").read_bytes() == (tmp_path / "late.jsonl").read_bytes()
+    assert len(early.marked("import")) == 2  # one worker per seat, no describe, none spare
+    assert sorted(slot for _, slot in early.marked("seat")) == [0, 1]
+    assert workers_left_behind(group=os.getpgrp()) == []
 
 
 def test_a_command_that_fails_before_its_table_leaves_no_worker_behind(early):
+    # The first read starts a worker for the seat; the command's own parse then refuses
+    # the mode, and the worker no seat took is ended as the arena exits.
     load({"ARENA_CACHE_DIR": str(early.cache)}, SandboxPolicy.choose({}, "process"))
     done = play(early, "--seat", "early", "--mode", "nosuchmode")
     assert done.returncode == 2
     assert done.stderr.splitlines()[-1].startswith("arena: error: ")
-    assert "worker started early" in done.stderr
     assert workers_left_behind(group=os.getpgrp()) == []
 
 
 def test_a_distribution_not_yet_described_starts_nothing_early(early):
     done = play(early, "--seat", "early", "--deals", "1")  # cold cache: the table describes it
     assert done.returncode == 0, done.stderr
-    assert "started early" not in done.stderr
+    # One describe and the seat's own worker; a worker started early would be a third.
+    assert len(early.marked("import")) == 2
     assert len(early.marked("seat")) == 1
