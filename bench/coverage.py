@@ -10,7 +10,9 @@ same draws:
 - ``rotated``: duplicate groups as the schedule seated them before, rotations of the
   slots (duplicate schedule 1);
 - ``duplicate``: duplicate groups as the schedule seats them now, a Williams square
-  on the table order (:func:`arena.league.schedule.duplicate_order`).
+  on the table order (:func:`arena.league.schedule.duplicate_order`);
+- ``paired``: those groups with their partners (the entrant each follows twice) evened
+  out over the groups (:func:`paired_draws`, tried here, not in the schedule).
 
 Every league's standings and head-to-head intervals are checked against the truth:
 
@@ -26,8 +28,10 @@ resamples of whole tables, 2.5th to 97.5th percentile); ``BCa`` is
 scipy.stats.bootstrap's bias-corrected and accelerated bootstrap over tables;
 ``boot-t`` is the studentized bootstrap (resampled (R* - R) / SE* set the
 ends; scipy has no such method, so it is written here); ``t`` is what the
-standings use (:meth:`arena.league.standings.Tables.ratio_ci`); ``strat-t``, for
-plain tables, post-stratifies by the seating (:func:`_stratified_t`).
+standings use (:meth:`arena.league.standings.Tables.ratio_ci`); ``strat-t``
+post-stratifies by the seating (:func:`_stratified_t`): a plain table by the entrant
+right before each (a pair by how far apart the two sit), a duplicate group by each
+entrant's partner (a pair by its first entrant's).
 Coverage is the share of intervals holding the truth; its standard error is
 the spread of each league's covered share over leagues (with one target per
 league, the binomial sqrt(p (1 - p) / leagues)). A league of T tables is the
@@ -56,7 +60,7 @@ from scipy import stats
 
 from arena import seeding
 from arena.league.config import LeagueSpec, pool_entrants
-from arena.league.schedule import Fixture, fixtures
+from arena.league.schedule import Draw, Fixture, fixtures
 from arena.league.standings import MIN_GROUPS, MIN_TABLES, PER_DEAL_RANGE, SCORE_RANGE, Tables
 from arena.league.store import challenge_points
 from arena.plugins import load
@@ -83,7 +87,8 @@ KINDS = {
     "plain": (*METHODS, "strat-t"),
     "balanced": ("t", "strat-t"),
     "rotated": METHODS,
-    "duplicate": METHODS,
+    "duplicate": (*METHODS, "strat-t"),
+    "paired": ("t", "strat-t"),
 }
 """The leagues of each seed and the methods each is measured with (strat-t: plain only)."""
 RESAMPLES = 2000
@@ -107,9 +112,11 @@ class TableSums:
     order (rules.md rule 5), which is where random's lies are collected."""
     scores_after_random: np.ndarray
     strata: np.ndarray
-    """(tables, targets), plain tables only: the target's seating at the table, 0-2: for an
+    """(tables, targets): the target's seating at the table, 0-2. A plain table: for an
     entrant's mean the entrant right before it (of the three others), for a pair the
-    table positions from its first entrant to its second, less one."""
+    table positions from its first entrant to its second, less one. A duplicate group:
+    the entrant it follows most (its partner in a Williams group), for a pair its first
+    entrant's."""
 
     def head(self, tables: int) -> TableSums:
         return TableSums(*(a[:tables] for a in attrs.astuple(self, recurse=False)))
@@ -169,6 +176,21 @@ def balanced_seating(spec: LeagueSpec) -> Iterator[Fixture]:
         )
 
 
+def paired_draws(spec: LeagueSpec) -> Iterator[Draw]:
+    """The plain tables' draws, ordered so that a Williams group's partners (drawn entrants
+    0 and 2, 1 and 3: each follows the other twice) even out over the groups: of the three
+    ways to pair a table's four entrants, one whose pairs came least so far, ties seeded."""
+    partnered: Counter = Counter()
+    for fixture in fixtures(spec):
+        a, b, c, d = (NAMES.index(n) for n in fixture.entrants)
+        ways = [((a, b), (c, d)), ((a, c), (b, d)), ((a, d), (b, c))]
+        shuffled = seeding.stream(spec.seed, BENCH, 2, fixture.table).permutation(3)
+        best = min(shuffled, key=lambda w: sum(partnered[frozenset(p)] for p in ways[w]))
+        (first, second), (third, fourth) = ways[best]
+        partnered.update(frozenset(p) for p in ways[best])
+        yield [first, third, second, fourth], fixture.request.seed
+
+
 def play(host, spec: LeagueSpec, schedule: Iterable[Fixture] | None = None) -> TableSums:
     """Every table of ``spec`` (or of ``schedule``, ``spec``'s tables seated otherwise),
     played in this process on the league's own engine choice."""
@@ -176,6 +198,7 @@ def play(host, spec: LeagueSpec, schedule: Iterable[Fixture] | None = None) -> T
     pair = {p: i for i, p in enumerate(PAIRS)}
     widths = (4, 4, len(PAIRS), len(PAIRS), 4, 4, 4 + len(PAIRS))
     sums = TableSums(*(np.zeros((spec.tables, n)) for n in widths))
+    follows = np.zeros((spec.tables, 4, 4))
     for fixture in fixtures(spec) if schedule is None else schedule:
         results, records = run_episode(host, fixture.request)
         document = results.to_json()
@@ -187,6 +210,7 @@ def play(host, spec: LeagueSpec, schedule: Iterable[Fixture] | None = None) -> T
             others = [n for n in NAMES if n != name]
             previous = fixture.entrants[before[fixture.entrants.index(name)]]
             sums.strata[t, column[name]] = others.index(previous)
+            follows[t, column[name], column[previous]] += 1
         for i, (a, b) in enumerate(PAIRS):
             sums.strata[t, 4 + i] = (position[b] - position[a]) % 4 - 1
         for slot, (name, seat) in enumerate(zip(fixture.entrants, document["seats"], strict=True)):
@@ -202,6 +226,14 @@ def play(host, spec: LeagueSpec, schedule: Iterable[Fixture] | None = None) -> T
                 sums.net[t, pair[a, b]] += n
             else:
                 sums.net[t, pair[b, a]] -= n
+    if spec.duplicate:  # a group's seating: whom each entrant follows most (twice, Williams)
+        for t, name in itertools.product(range(spec.tables), NAMES):
+            partner = NAMES[int(follows[t, column[name]].argmax())]
+            stratum = [n for n in NAMES if n != name].index(partner)
+            sums.strata[t, column[name]] = stratum
+            for i, (a, _) in enumerate(PAIRS):
+                if a == name:
+                    sums.strata[t, 4 + i] = stratum
     return sums
 
 
@@ -249,8 +281,8 @@ def _unclipped(sums: TableSums, method: str, seed: int) -> np.ndarray:
 
 
 def _stratified_t(values: np.ndarray, strata: np.ndarray, levels: int = 3) -> np.ndarray:
-    """Post-stratified by the seating (a plain table's one episode): the mean of the three
-    seatings' means, each 1/3 likely under a seeded table order, with a t-interval from the
+    """Post-stratified by the seating (:attr:`TableSums.strata`): the mean of the three
+    seatings' means, each 1/3 likely under a seeded draw, with a t-interval from the
     pooled spread within seatings (tables - 3 df); the whole range if a seating is missing."""
     intervals = np.full((len(values), 2), [-np.inf, np.inf])
     for k, (y, h) in enumerate(zip(values, strata, strict=True)):
@@ -361,7 +393,7 @@ def main() -> None:
     for i, name in enumerate([*NAMES, *(f"{a} vs {b}" for a, b in PAIRS)]):
         print(f"  {name:22} {truth[i]:+.4f} +- {truth_error[i]:.4f}")
     cells = [(kind, t) for kind in ("plain", "balanced") for t in PLAIN_SIZES]
-    cells += [(kind, t) for kind in DUPLICATES for t in DUPLICATE_SIZES]
+    cells += [(kind, t) for kind in (*DUPLICATES, "paired") for t in DUPLICATE_SIZES]
     cells = [(cell, m) for cell in cells for m in KINDS[cell[0]]]
     covered = {cell: [] for cell in cells}
     widths = {cell: [] for cell in cells}
@@ -375,6 +407,7 @@ def main() -> None:
             "balanced": play(host, plain, balanced_seating(plain)),
             "rotated": play(host, duplicate, rotated(plain)),
             "duplicate": play(host, duplicate),
+            "paired": play(host, duplicate, fixtures(duplicate, paired_draws(plain))),
         }
         for kind, sums in played.items():
             kept[kind].append(sums)
@@ -399,11 +432,17 @@ def main() -> None:
             line += f" {100 * share.mean():5.1f} ({100 * share.std() / np.sqrt(len(share)):.1f}) |"
         print(line)
     why(kept)
-    print("\nduplicate vs plain at the same episodes: mean 95% CI width, duplicate / plain")
-    for kind, size, method in itertools.product(DUPLICATES, DUPLICATE_SIZES, METHODS):
+    print(
+        "\nduplicate vs plain at the same episodes: mean 95% CI width, duplicate / plain"
+        " (by the same method; strat-t against plain's t, the standings')"
+    )
+    for kind, size, method in itertools.product(
+        (*DUPLICATES, "paired"), DUPLICATE_SIZES, (*METHODS, "strat-t")
+    ):
         if 4 * size in PLAIN_SIZES and method in KINDS[kind]:
             dup = np.nanmean(widths[(kind, size), method], axis=0)
-            flat = np.nanmean(widths[("plain", 4 * size), method], axis=0)
+            baseline = "t" if method == "strat-t" else method
+            flat = np.nanmean(widths[("plain", 4 * size), baseline], axis=0)
             print(
                 f"  {kind} {size} groups x 4 vs {4 * size} tables, {method:10}:"
                 f" mean score x{dup[:4].mean() / flat[:4].mean():.2f},"
