@@ -14,7 +14,9 @@ The flow, one module per step:
    points register, entry point by entry point, and caches it;
 7. :mod:`~arena.sandbox.remote` is the arena's side of a worker: seats, talk
    filters and reporters that run in workers;
-   :mod:`~arena.sandbox.views` sends a seat only what is new since its last decision.
+   :mod:`~arena.sandbox.views` sends a seat only what is new since its last decision;
+8. :mod:`~arena.sandbox.early` starts ``arena play``'s seats' workers while the
+   arena still imports, and :mod:`~arena.sandbox.pool` hands each to its seat.
 
 This package imports nothing at import time: :mod:`arena.plugins` uses the first
 two steps, and the worker imports :mod:`arena.plugins`.
