@@ -80,49 +80,52 @@ def test_settled(low, high, answer):
 def test_stagewise_with_one_look_is_the_plain_t_interval():
     # differences 0.1, 0.3, -0.1, 0.5: mean 0.2; squared deviations 0.01 + 0.01 + 0.09 +
     # 0.09 = 0.2, sd sqrt(0.2 / 3) = 0.25820, se 0.12910; t(3, 0.975) = 3.18245, so the
-    # half-width is 0.41085 and the interval [-0.21085, 0.61085] (the constant is unused:
-    # nothing was looked at before)
-    assert stagewise_interval([Look(4, 0.2, 0.25820)], 2.5) == pytest.approx(
+    # half-width is 0.41085 and the interval [-0.21085, 0.61085] (the per-look level is
+    # unused: nothing was looked at before)
+    assert stagewise_interval([Look(4, 0.2, 0.25820)], 0.01) == pytest.approx(
         (-0.21085, 0.61085), abs=1e-4
     )
 
 
-def _simulated_above(theta, ends, constant, inner, seen, rng, runs=400_000):
+def _simulated_above(theta, ends, boundary, inner, seen, rng, runs=400_000):
     """Brute force: the chance, under mean ``theta`` (sd 1), that a two-look run stops
-    ranking above a stop at look 2 with z = ``seen``: it leaves look 1 above c, or inside
-    the inner region above 0, or goes on and its look-2 z is at least ``seen``."""
+    ranking above a stop at look 2 with z = ``seen``: it leaves look 1 above the boundary,
+    or inside the inner region above 0, or goes on and its look-2 z is at least ``seen``."""
     first, second = ends
     sum_1 = rng.normal(theta * first, np.sqrt(first), runs)
     sum_2 = sum_1 + rng.normal(theta * (second - first), np.sqrt(second - first), runs)
     z_1, z_2 = sum_1 / np.sqrt(first), sum_2 / np.sqrt(second)
-    on = (np.abs(z_1) <= constant) & (np.abs(z_1) > inner)
-    above = (z_1 > constant) | ((z_1 > 0) & (z_1 <= inner)) | (on & (z_2 >= seen))
+    on = (np.abs(z_1) <= boundary) & (np.abs(z_1) > inner)
+    above = (z_1 > boundary) | ((z_1 > 0) & (z_1 <= inner)) | (on & (z_2 >= seen))
     return above.mean()
 
 
 @pytest.mark.parametrize("inner", [0.0, 0.5])
 def test_stagewise_two_looks_against_a_simulated_run(inner):
-    # looks at 400 and 800 units of sd 1, Pocock's c for them (about 2.178); the run went
-    # on at look 1 and stopped at look 2 with z = 2.5 (mean 2.5 / sqrt(800)). At the
-    # interval's ends the simulated chance of a stop ranking above must be 2.5% and 97.5%.
-    # Units this many make t and z the same to 1e-4, so the simulation draws normals.
+    # looks at 400 and 800 units of sd 1 at Pocock's level for them (c about 2.178; the
+    # t boundary at 399 df is 2.186); the run went on at look 1 (and, with an inner region,
+    # its |z| was over 0.5: its |mean| over 0.5 / sqrt(400)) and stopped at look 2 with
+    # z = 2.5 (mean 2.5 / sqrt(800)). At the interval's ends the simulated chance of a stop
+    # ranking above must be 2.5% and 97.5%. Units this many make t and z the same to
+    # about 1e-4, so the simulation draws normals.
     ends, seen = (400, 800), 2.5
-    constant = pocock_constant(ends)
-    looks = [Look(400, 0.0, 1.0, inner), Look(800, seen / np.sqrt(800), 1.0)]
-    low, high = stagewise_interval(looks, constant)
+    alpha = pocock_alpha(ends)
+    boundary = stats.t.isf(alpha / 2, 399)
+    looks = [Look(400, 0.0, 1.0, inner / np.sqrt(400)), Look(800, seen / np.sqrt(800), 1.0)]
+    low, high = stagewise_interval(looks, alpha)
     rng = np.random.default_rng(20261202)
     # standard error of a simulated chance near 0.025: sqrt(0.025 * 0.975 / 4e5) = 0.00025
-    assert _simulated_above(low, ends, constant, inner, seen, rng) == pytest.approx(
+    assert _simulated_above(low, ends, boundary, inner, seen, rng) == pytest.approx(
         0.025, abs=0.0015
     )
-    assert _simulated_above(high, ends, constant, inner, seen, rng) == pytest.approx(
+    assert _simulated_above(high, ends, boundary, inner, seen, rng) == pytest.approx(
         0.975, abs=0.0015
     )
     # the naive lower end (2.5 - 1.96) / sqrt(800) = 0.0191 leaves out the runs that left
     # above at look 1: under it a stop ranking above is likelier than 2.5%, so the test
     # can fail, and the stage-wise end lies below it
     naive = (seen - 1.96) / np.sqrt(800)
-    assert _simulated_above(naive, ends, constant, inner, seen, rng) > 0.035
+    assert _simulated_above(naive, ends, boundary, inner, seen, rng) > 0.035
     assert low < naive
 
 
@@ -145,13 +148,13 @@ def test_stagewise_agrees_with_a_stop_on_excludes_0(seed, shift):
     # a stop ranking above is at most the boundary's 2.5% above); negating every unit
     # negates the interval
     ends = look_ends(30, 6)
-    constant, alpha = pocock_constant(ends), pocock_alpha(ends)
+    alpha = pocock_alpha(ends)
     units = np.random.default_rng(seed).normal(shift, 0.2, 30)
     seen, on_boundary = _run_to_boundary(units, ends, alpha)
-    low, high = stagewise_interval(seen, constant)
+    low, high = stagewise_interval(seen, alpha)
     assert low < seen[-1].mean < high
     if on_boundary:
         assert (low > 0) if seen[-1].mean > 0 else (high < 0)
     mirrored, _ = _run_to_boundary(-units, ends, alpha)
     assert len(mirrored) == len(seen)
-    assert stagewise_interval(mirrored, constant) == pytest.approx((-high, -low), abs=1e-6)
+    assert stagewise_interval(mirrored, alpha) == pytest.approx((-high, -low), abs=1e-6)

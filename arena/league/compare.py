@@ -40,7 +40,6 @@ from arena.league.looks import (
     Look,
     look_ends,
     pocock_alpha,
-    pocock_constant,
     stagewise_interval,
 )
 from arena.league.run import check_league, model_of
@@ -216,7 +215,7 @@ def at_stop(pairs: Sequence[Pair], ends: tuple[int, ...]) -> tuple[float, float]
         for n in ends
         if n <= len(pairs)
     ]
-    low, high = stagewise_interval(seen, pocock_constant(ends))
+    low, high = stagewise_interval(seen, pocock_alpha(ends))
     bottom, top = DIFFERENCE_RANGE
     return float(np.clip(low, bottom, top)), float(np.clip(high, bottom, top))
 
