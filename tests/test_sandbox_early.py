@@ -196,6 +196,33 @@ def test_workers_no_seat_took_are_ended(early):
     assert pool.take(POLICY, CODE) is None
 
 
+@pytest.mark.parametrize(
+    "environ, trust",
+    [
+        ({"ARENA_BLOCK_PLUGINS": "early"}, ()),  # blocked: imported nowhere, early or late
+        ({"ARENA_LOAD_PLUGINS": "tally"}, ()),  # not allowed
+        ({"ARENA_DISABLE_PLUGIN_AUTOLOAD": "1"}, ()),
+        ({}, ("arena-early",)),  # trusted: the seat plays in-process, no worker
+    ],
+    ids=["blocked", "not-allowed", "no-autoload", "trusted"],
+)
+def test_the_early_start_holds_to_the_user_s_selection(early, monkeypatch, environ, trust):
+    load({"ARENA_CACHE_DIR": str(early.cache)}, SandboxPolicy.choose({}, "process"))
+    pool = StartedWorkers()
+    monkeypatch.setattr(sandbox_early, "EARLY_WORKERS", pool)
+    sandbox_early.start(
+        ["early"], "process", trust, {"ARENA_CACHE_DIR": str(early.cache), **environ}
+    )
+    untrusting, trusting = (
+        SandboxPolicy.choose({}, "process"),
+        SandboxPolicy.choose({}, "process", trust),
+    )
+    assert pool.take(untrusting, CODE) is None and pool.take(trusting, CODE) is None
+    sandbox_early.start(["early"], "process", (), {"ARENA_CACHE_DIR": str(early.cache)})
+    assert pool.take(untrusting, CODE) is not None  # the control: no selection, one worker
+    pool.close()
+
+
 # --- the arena command ---
 
 
