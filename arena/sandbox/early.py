@@ -22,6 +22,7 @@ from arena.sandbox.describe import DescriptionCache, sandboxed_plugins
 from arena.sandbox.discovery import discover
 from arena.sandbox.policy import PolicyError, SandboxPolicy
 from arena.sandbox.pool import EARLY_WORKERS
+from arena.sandbox.protocol import WorkerCode
 from arena.sandbox.remote import Worker
 from arena.seats import SeatSpec
 
@@ -41,7 +42,16 @@ def start(
         return
     if policy.isolation == "in-process" or environ.get("ARENA_DISABLE_PLUGIN_AUTOLOAD"):
         return
-    registry = _cached_descriptions(policy, environ)
+    try:
+        codes = _sandboxed_codes(_cached_descriptions(policy, environ), specs)
+    except Exception:  # noqa: BLE001 - a guess: the command's own load meets it, and says so
+        return
+    if codes:
+        EARLY_WORKERS.start(policy, codes, Worker)
+
+
+def _sandboxed_codes(registry: Registry, specs: Sequence[SeatSpec]) -> list[WorkerCode]:
+    """What each sandboxed seat's worker would be started with, seat by seat."""
     codes = []
     for spec in specs:
         try:
@@ -50,8 +60,7 @@ def start(
             continue
         if seat_type.sandboxed:
             codes.append(seat_type.code)
-    if codes:
-        EARLY_WORKERS.start(policy, codes, Worker)
+    return codes
 
 
 def _cached_descriptions(policy: SandboxPolicy, environ: Mapping[str, str]) -> Registry:
