@@ -20,7 +20,6 @@ import sys
 import threading
 
 from arena import logconfig
-from arena.sandbox import early
 
 
 def interrupted_while_starting(signum, frame) -> None:
@@ -76,6 +75,8 @@ def start_play_workers(arguments: list[str]) -> None:
     first, as ``-v`` asks, for what starting them may log."""
     options = play_options(arguments)
     if options is not None:
+        from arena.sandbox import early  # here: only a command line that names seats pays
+
         logconfig.configure(options.verbose)
         early.start(options.seat, options.sandbox, options.trust)
 
