@@ -18,7 +18,7 @@ holds 95%: with five tables a seating that decides much of a score (the seat
 after ``random`` collects its lies) is missing from one league in eight, and no
 interval drawn from those tables alone can know it. A duplicate group, seated by
 a Williams square (:mod:`arena.league.schedule`), cancels most of that seating
-and is 0.65-0.75x as wide as plain tables at the same episodes, but what it leaves
+and is 0.64-0.74x as wide as plain tables at the same episodes, but what it leaves
 (with four seats one entrant follows another twice in a group) still skews a
 group's mean at five groups, so groups too need :data:`MIN_GROUPS`. An interval
 over fewer is marked ``too few tables`` (and with one table there is no spread to
