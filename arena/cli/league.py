@@ -93,7 +93,7 @@ def add_run_options(parser: argparse.ArgumentParser, with_file: bool) -> None:
     parser.add_argument(
         "--duplicate",
         action="store_true",
-        help="replay each table under every seat rotation (default off)",
+        help="replay each table once per seat, every entrant in every seat (default off)",
     )
     parser.add_argument(
         "--allow-repeat",
