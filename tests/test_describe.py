@@ -9,8 +9,6 @@ root: the workers' uids write the markers.
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import json
 import os
 import sqlite3
@@ -22,6 +20,7 @@ import zlib
 from pathlib import Path
 
 import pytest
+from installs import record_line
 
 from arena.plugins import load
 from arena.sandbox.describe import CACHE_FORMAT, DescriptionCache
@@ -64,12 +63,6 @@ def register_seats(register):
 def register_talk_filters(register):
     register("shout", lambda text, speaker: text.upper())
 '''
-
-
-def record_line(root: Path, relative: str) -> str:
-    data = (root / relative).read_bytes()
-    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-    return f"{relative},sha256={digest},{len(data)}\n"
 
 
 def install(root: Path, markers: Path, version: str = "one") -> None:

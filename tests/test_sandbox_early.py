@@ -18,7 +18,7 @@ from pathlib import Path
 
 import attrs
 import pytest
-from test_describe import record_line
+from installs import record_line
 
 from arena.cli import main, startup
 from arena.plugins import load

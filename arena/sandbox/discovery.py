@@ -85,7 +85,8 @@ class Distribution:
     metadata: importlib.metadata.Distribution | None = attrs.field(
         default=None, eq=False, repr=False
     )
-    """Where its metadata was read, for the describe cache (:mod:`arena.sandbox.cache`)."""
+    """Where its metadata was read, for the describe cache
+    (:class:`arena.sandbox.describe.DescriptionCache`)."""
 
     @property
     def first_party(self) -> bool:
