@@ -22,8 +22,12 @@ entrant then holds every hand and position of those deals once, which cancels
 card luck, and sits after as many different entrants as the rows allow, which
 cancels most of the seating (who sits before a seat decides much of its score).
 Rotating the entrants over the slots, as this did before
-(:data:`DUPLICATE_SCHEDULE` 1), kept much of who sits after whom. The rows of a
-table are one group for the intervals (:mod:`arena.league.standings`).
+(:data:`DUPLICATE_SCHEDULE` 1), kept much of who sits after whom. With an even
+number of seats one entrant, its partner, sits before another twice in a group;
+where every group seats the whole league (:func:`paired`), the groups give each
+entrant each partner in turn (:func:`partnered`), so the standings can weigh the
+partners equally (strat-t, :mod:`arena.league.standings`). The rows of a table are
+one group for the intervals.
 
 The fixtures are drawn as they are read (:func:`fixtures`; how many there are is
 :attr:`~arena.league.config.LeagueSpec.episodes`), so a league of any size starts its
@@ -48,9 +52,16 @@ if TYPE_CHECKING:  # the store imports this module's DUPLICATE_SCHEDULE, and run
 
 LEAGUE = 4
 """Seed-stream domain of the league schedule (see arena.seeding)."""
-DUPLICATE_SCHEDULE = 2
-"""How a duplicate table's episodes are seated: 2 by :func:`duplicate_order`'s Latin
-square, 1 (leagues stored before) by rotating the entrants over the slots."""
+DUPLICATE_SCHEDULE = 3
+"""How a duplicate table's episodes are seated: 3 by :func:`duplicate_order`'s Latin
+square with the partners evened out over the groups (:func:`paired`); the leagues stored
+before, by :data:`EARLIER_SCHEDULES`."""
+EARLIER_SCHEDULES = {
+    1: "rotations of the slots",
+    2: "a Latin square with the partners as drawn",
+}
+"""How a duplicate league stored under an earlier schedule was seated (it is refused on
+resume: the same settings would now seat its remaining groups otherwise)."""
 
 
 @attrs.frozen
@@ -75,7 +86,7 @@ def fixtures(spec: LeagueSpec, draws: Iterator[Draw] | None = None) -> Iterator[
     instead of the league's schedule (a ``--target-ci`` league's allocated rounds,
     :mod:`arena.league.allocation`)."""
     index = 0
-    for table, (picks, seed) in enumerate(draws or _DRAWS[spec.schedule](spec)):
+    for table, (picks, seed) in enumerate(draws or table_draws(spec)):
         for rotation in range(spec.rotations):
             slots = _duplicate_row(picks, seed, rotation) if spec.duplicate else picks
             seated = tuple(spec.entrants[e] for e in slots)
@@ -83,6 +94,53 @@ def fixtures(spec: LeagueSpec, draws: Iterator[Draw] | None = None) -> Iterator[
             names = tuple(e.name for e in seated)
             yield Fixture(index, table, rotation, names, request)
             index += 1
+
+
+def table_draws(spec: LeagueSpec) -> Iterator[Draw]:
+    """The schedule's tables: its draws, with the partners evened out where the league's
+    groups are :func:`paired`."""
+    draws = _DRAWS[spec.schedule](spec)
+    if not spec.duplicate or not paired(spec.table.seats, len(spec.entrants), spec.allow_repeat):
+        return draws
+    return ((partnered(picks, table), seed) for table, (picks, seed) in enumerate(draws))
+
+
+def paired(seats: int, entrants: int, allow_repeat: bool) -> bool:
+    """Whether a duplicate league's groups pair its entrants off: with an even number of
+    seats each entrant follows one other, its *partner*, twice in a group (drawn entrants
+    k and k + seats/2, :func:`duplicate_order`), and with as many entrants as seats and no
+    repeats every group seats them all, so the schedule can give each entrant every other
+    as its partner equally often (:func:`partnered`). Odd seat counts have no single
+    partner, and a larger pool meets each entrant at only some tables: those groups keep
+    their partners as drawn."""
+    return seats % 2 == 0 and entrants == seats and not allow_repeat
+
+
+def partnered(picks: list[int], table: int) -> list[int]:
+    """Table ``table``'s drawn entrants (all of the league's, 0..seats-1, in a seeded order)
+    placed so that its partners (drawn entrants k and k + seats/2) are the pairs of
+    :func:`pairing` ``table`` mod (seats - 1): over any seats - 1 consecutive groups each
+    entrant has every other as its partner once. The draw still orders the pairs and
+    which of two partners comes first."""
+    partner = {}
+    for a, b in pairing(len(picks), table % (len(picks) - 1)):
+        partner[a], partner[b] = b, a
+    firsts: list[int] = []
+    for entrant in picks:
+        if entrant not in firsts and partner[entrant] not in firsts:
+            firsts.append(entrant)
+    return firsts + [partner[entrant] for entrant in firsts]
+
+
+def pairing(seats: int, round_: int) -> list[tuple[int, int]]:
+    """Round ``round_`` (0..seats-2) of the circle method's round robin of ``seats``
+    (even) players: seats - 1 is fixed, and the others stand on a circle, where round r
+    pairs r with seats - 1 and r + i with r - i (mod seats - 1). Every two players meet in
+    exactly one round."""
+    ring = seats - 1
+    pairs = [(round_, ring)]
+    pairs += [((round_ + i) % ring, (round_ - i) % ring) for i in range(1, seats // 2)]
+    return pairs
 
 
 def _duplicate_row(picks: list[int], seed: int, row: int) -> list[int]:

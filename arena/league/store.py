@@ -30,7 +30,7 @@ from typing import Any
 
 import attrs
 
-from arena.league.schedule import DUPLICATE_SCHEDULE
+from arena.league.schedule import DUPLICATE_SCHEDULE, EARLIER_SCHEDULES
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS league (settings TEXT NOT NULL);
@@ -120,11 +120,13 @@ class LeagueStore:
         row = self.db.execute("SELECT settings FROM league").fetchone()
         if row is None or row[0] == _settings_text(settings):
             return
-        if row[0] == json.dumps(settings, sort_keys=True):  # stored before the key was kept
+        earlier = _earlier_schedule(row[0], settings)
+        if earlier is not None:
             raise StoreError(
-                f"{self.path} holds this duplicate league seated by duplicate schedule 1"
-                f" (rotations of the slots); it resumes only under that schedule, and this"
-                f" arena seats by schedule {DUPLICATE_SCHEDULE}: play it again in a new file"
+                f"{self.path} holds this duplicate league seated by duplicate schedule"
+                f" {earlier} ({EARLIER_SCHEDULES[earlier]}); it resumes only under that"
+                f" schedule, and this arena seats by schedule {DUPLICATE_SCHEDULE}:"
+                " play it again in a new file"
             )
         raise StoreError(f"{self.path} holds a league with other settings: {row[0]}")
 
@@ -425,6 +427,22 @@ def _settings_text(settings: dict) -> str:
     if settings.get("duplicate"):
         settings = settings | {"duplicateSchedule": DUPLICATE_SCHEDULE}
     return json.dumps(settings, sort_keys=True)
+
+
+def _earlier_schedule(stored: str, settings: dict) -> int | None:
+    """The earlier duplicate schedule a stored league was seated by, when its settings are
+    otherwise these (schedule 1's were stored before the key was kept, without it)."""
+    if not settings.get("duplicate"):
+        return None
+    try:
+        found = json.loads(stored)
+    except ValueError:
+        return None
+    if not isinstance(found, dict):
+        return None
+    schedule = found.pop("duplicateSchedule", 1)
+    same = json.dumps(found, sort_keys=True) == json.dumps(settings, sort_keys=True)
+    return schedule if same and schedule in EARLIER_SCHEDULES else None
 
 
 def _take_lock(path: Path) -> int:
