@@ -24,14 +24,17 @@ from arena.audit import run_pooled
 from arena.league.config import rounds
 from arena.league.cost import TOKEN_KINDS
 from arena.league.looks import ALPHA, league_alpha, settled
+from arena.league.schedule import DUPLICATE_SCHEDULE, paired
 from arena.league.standings import (
     DIFFERENCE_RANGE,
     STAND_IN,
     TOO_FEW,
     TOO_FEW_NOTE,
+    Partners,
     SeatRow,
     Tables,
     head_to_head,
+    partners,
     standings,
 )
 from arena.league.store import (
@@ -75,18 +78,43 @@ def league_report(path: str | Path, reporters: list[Reporter] = ()) -> dict[str,
             ),
             [int, str, str, int],
         )
+        partnered = _partners(path, db, settings)
         cost = _cost(db)
         results = stored_results(path, db)
         stop = _stop(path, db)
     alpha = look_alpha(settings)
     return {
         "league": settings | {"episodesStored": len(results), "lookLevel": 1 - alpha} | stop,
-        **ranking(seats, taken, alpha),
+        **ranking(seats, taken, alpha, partnered),
         **({"narrowing": narrowing(seats, settings)} if settings.get("looks", 1) > 1 else {}),
         **({"separation": separation(seats, settings)} if settings.get("separate") else {}),
         "cost": cost,
         "audit": run_pooled(reporters, results) if results else {},
     }
+
+
+def _partners(path: str | Path, db, settings: dict[str, Any]) -> Partners | None:
+    """Each entrant's partner in each group of a league seated by the paired design
+    (:func:`arena.league.schedule.paired`), from its stored seeds and slots; None for any
+    other league."""
+    seats, entrants = settings.get("seats"), settings.get("entrants")
+    if not (
+        settings.get("duplicate")
+        and settings.get("duplicateSchedule") == DUPLICATE_SCHEDULE
+        and isinstance(seats, int)
+        and isinstance(entrants, dict)
+        and paired(seats, len(entrants), settings.get("allowRepeat", False))
+    ):
+        return None
+    rows = checked_rows(
+        path,
+        db.execute(
+            f"SELECT e.idx, e.tbl, e.seed, s.slot, {_entrant('s')}"
+            " FROM seats s JOIN episodes e USING (idx) ORDER BY s.idx, s.slot"
+        ),
+        [int, int, int, int, str],
+    )
+    return partners(rows, tuple(entrants))
 
 
 def look_alpha(settings: dict[str, Any]) -> float:
@@ -161,16 +189,22 @@ def separation(seats: list[tuple], settings: dict[str, Any]) -> list[dict[str, A
     return found
 
 
-def ranking(seats: list[tuple], taken: list[tuple], alpha: float = ALPHA) -> dict[str, Any]:
+def ranking(
+    seats: list[tuple],
+    taken: list[tuple],
+    alpha: float = ALPHA,
+    partnered: Partners | None = None,
+) -> dict[str, Any]:
     """``standings`` and ``headToHead`` of seat rows and the points taken between entrants.
 
     ``seats``: (episode, table, entrant, score, points, deals played), one per seat;
-    ``taken``: (episode, winner entrant, loser entrant, points). Shared by a league
+    ``taken``: (episode, winner entrant, loser entrant, points); ``partnered``: a paired
+    league's partners (its intervals are then post-stratified by them). Shared by a league
     file and a list of logs (``arena report``), so both rank by the same statistics.
     """
     tables = [table for _, table, *_ in seats]
     duplicate = len({idx for idx, *_ in seats}) > len(set(tables))
-    groups = Tables(tables, duplicate, alpha)
+    groups = Tables(tables, duplicate, alpha, partnered)
     rows = [
         SeatRow(idx, table, name, score, points) for idx, table, name, score, points, _ in seats
     ]

@@ -33,13 +33,15 @@ ranked by its score.
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
 
 import attrs
 import numpy as np
 from openskill.models import PlackettLuce
 from scipy import stats
+
+from arena import seeding
 
 MIN_TABLES = 10
 """Fewest plain tables over which bench/coverage.py measured the intervals to cover at
@@ -47,10 +49,15 @@ MIN_TABLES = 10
 MIN_GROUPS = 10
 """The same for duplicate groups (measured apart: 93.0-95.2% at 10 groups, 89.5-94.9% at 5;
 groups seated by rotations, before, held only from 40)."""
+MIN_PAIRED_GROUPS = {4: 5}
+"""The same for strat-t over paired groups, by seat count: measured with four seats only
+(94.1-96.3% at 5 to 40 groups); other seat counts are marked as :data:`MIN_GROUPS`."""
 COVERED = "ok"
 TOO_FEW = "too few tables"
+T, STRAT_T = "t", "strat-t"
+"""Which method drew an interval (``ciMethod``)."""
 TOO_FEW_NOTE = (
-    f"* under {MIN_TABLES} tables or {MIN_GROUPS} duplicate groups:"
+    f"* under {MIN_TABLES} tables or groups ({MIN_PAIRED_GROUPS[4]} paired):"
     " coverage not shown (docs/league.md)"
 )
 """The line under a table of figures that holds a marked interval (fits 80 columns)."""
@@ -83,6 +90,8 @@ class Standing:
     """Independent tables (duplicate groups) the interval is drawn from."""
     ci_coverage: str
     """:data:`COVERED`, or :data:`TOO_FEW` for fewer tables than the bench found to hold."""
+    ci_method: str
+    """:data:`T` or :data:`STRAT_T`."""
     rating: float
     """Plackett-Luce ordinal: mu - 3 sigma, a conservative skill estimate."""
     rating_mu: float
@@ -98,6 +107,7 @@ class Standing:
             "ci95": list(self.ci95),
             "ciTables": self.ci_tables,
             "ciCoverage": self.ci_coverage,
+            "ciMethod": self.ci_method,
             "rating": self.rating,
             "ratingMu": self.rating_mu,
             "ratingSigma": self.rating_sigma,
@@ -122,6 +132,7 @@ class HeadToHead:
     """Independent tables (duplicate groups) at which the two met."""
     ci_coverage: str
     """As :attr:`Standing.ci_coverage`."""
+    ci_method: str
 
     def to_json(self) -> dict:
         return {
@@ -134,29 +145,156 @@ class HeadToHead:
             "ci95": list(self.ci95),
             "ciTables": self.ci_tables,
             "ciCoverage": self.ci_coverage,
+            "ciMethod": self.ci_method,
         }
 
 
 STAND_IN = " (stand-in)"
 
 
+@attrs.frozen
+class Partners:
+    """Each entrant's partner in each group of a paired duplicate league
+    (:func:`arena.league.schedule.paired`): the entrant it sits right after twice there."""
+
+    entrants: tuple[str, ...]
+    """The league's entrants, one per seat: each one's partner is one of the others."""
+    of: Mapping[tuple[int, str], str]
+    """(table, entrant) to its partner, where the entrant sat every episode of a whole group."""
+
+    @property
+    def levels(self) -> int:
+        """How many partners an entrant can have."""
+        return len(self.entrants) - 1
+
+    def stratum(self, table: int, entrant: str) -> int:
+        """The entrant's partner at ``table`` as an index among the others, -1 if unknown."""
+        others = [name for name in self.entrants if name != entrant]
+        partner = self.of.get((table, entrant))
+        return others.index(partner) if partner in others else -1
+
+
+def partners(
+    seatings: Iterable[tuple[int, int, int, int, str]], entrants: Sequence[str]
+) -> Partners:
+    """Every entrant's partner in every group, from the stored seats: (episode, table,
+    episode seed, slot, entrant). An episode's table order is rules.md rule 1's permutation
+    of its seed; an entrant's partner in a group is the one it sits right after most, known
+    when one does so most and the entrant sat all of the group's ``len(entrants)`` episodes
+    (a group cut short, or with a stand-in, has none)."""
+    slots: dict[int, dict[int, str]] = defaultdict(dict)
+    where = {}
+    for episode, table, seed, slot, entrant in seatings:
+        slots[episode][slot] = entrant
+        where[episode] = (table, seed)
+    episodes: Counter = Counter()
+    followed: dict[tuple[int, str], Counter] = defaultdict(Counter)
+    for episode, seated in slots.items():
+        table, seed = where[episode]
+        episodes[table] += 1
+        ring = [seated[slot] for slot in seeding.table_order(seed, len(seated))]
+        for i, name in enumerate(ring):
+            followed[table, name][ring[i - 1]] += 1
+    found = {}
+    for (table, name), before in followed.items():
+        (partner, most), *rest = before.most_common(2)
+        whole = episodes[table] == before.total() == len(entrants)
+        if whole and (not rest or rest[0][1] < most):
+            found[table, name] = partner
+    return Partners(tuple(entrants), found)
+
+
 class Tables:
     """The independent units of a league: row ``index[t]`` of every per-table sum is table t.
 
     ``duplicate`` when each unit is a duplicate group (several episodes of one table),
-    whose fewest units to hold 95% the bench measured apart from plain tables'.
+    whose fewest units to hold 95% the bench measured apart from plain tables'; with
+    ``partners`` the groups are paired and their intervals post-stratified by partner
+    where every group's partner is known (:meth:`intervals`).
     """
 
-    def __init__(self, tables: Sequence[int], duplicate: bool = False, alpha: float = 0.05):
+    def __init__(
+        self,
+        tables: Sequence[int],
+        duplicate: bool = False,
+        alpha: float = 0.05,
+        partners: Partners | None = None,
+    ):
         self.index = {table: i for i, table in enumerate(sorted(set(tables)))}
         self.fewest = MIN_GROUPS if duplicate else MIN_TABLES
         self.alpha = alpha
         """Each interval's two-sided level: a league that may stop at a look draws each look
         at :func:`arena.league.looks.league_alpha`."""
+        self.partners = partners
 
-    def coverage(self, tables: int) -> str:
+    def coverage(self, tables: int, method: str = T) -> str:
         """``ok`` where the bench measured intervals over ``tables`` such units to hold."""
-        return COVERED if tables >= self.fewest else TOO_FEW
+        fewest = self.fewest
+        if method == STRAT_T:
+            fewest = MIN_PAIRED_GROUPS.get(len(self.partners.entrants), MIN_GROUPS)
+        return COVERED if tables >= fewest else TOO_FEW
+
+    def strata(self, names: Sequence[str]) -> np.ndarray | None:
+        """(tables, names): each entrant's partner at each table (:meth:`Partners.stratum`);
+        None when the groups are not paired."""
+        if self.partners is None:
+            return None
+        found = np.full((len(self.index), len(names)), -1)
+        for table, row in self.index.items():
+            for column, name in enumerate(names):
+                found[row, column] = self.partners.stratum(table, name)
+        return found
+
+    def intervals(
+        self,
+        numerator: np.ndarray,
+        denominator: np.ndarray,
+        bounds: tuple[float, float],
+        strata: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`ratio_ci`'s intervals and tables, with :meth:`stratified_ci`'s in place of
+        the t-interval for each column whose every table's stratum is known and where one
+        can be drawn; and which method drew each column's (:data:`T`, :data:`STRAT_T`)."""
+        ci, tables = self.ratio_ci(numerator, denominator, bounds)
+        ci = ci.copy()
+        methods = np.full(len(tables), T, dtype=object)
+        if strata is None:
+            return ci, tables, methods
+        present = denominator > 0
+        known = (strata >= 0) | ~present
+        with np.errstate(invalid="ignore", divide="ignore"):
+            values = np.where(present, numerator / denominator, np.nan)
+        levels = self.partners.levels
+        stratified = self.stratified_ci(values, np.where(present, strata, -1), levels, bounds)
+        drawn = known.all(0) & np.isfinite(stratified).all(1)
+        ci[drawn], methods[drawn] = stratified[drawn], STRAT_T
+        return ci, tables, methods
+
+    def stratified_ci(
+        self, values: np.ndarray, strata: np.ndarray, levels: int, bounds: tuple[float, float]
+    ) -> np.ndarray:
+        """(columns, 2): each column's ``1 - alpha`` strat-t interval, clipped to ``bounds``
+        (rows are tables; a table's stratum 0..levels-1, -1 where the column has no data).
+
+        The figure is the mean of the strata's means, each stratum 1/``levels`` likely by
+        the design; with G tables, n_h in stratum h and s^2 the spread within strata pooled
+        over G - levels df, it is that mean +- t(1 - alpha/2, G - levels) sqrt(s^2 sum 1/n_h)
+        / levels. NaN where a stratum has no table or no df is left.
+        """
+        found = np.full((values.shape[1], 2), np.nan)
+        for column in range(values.shape[1]):
+            seen = strata[:, column] >= 0
+            h, y = strata[seen, column], values[seen, column]
+            counts = np.bincount(h, minlength=levels)
+            df = len(y) - levels
+            if counts.min() == 0 or df < 1:
+                continue
+            means = np.bincount(h, weights=y, minlength=levels) / counts
+            spread = ((y - means[h]) ** 2).sum() / df
+            t = stats.t.ppf(1 - self.alpha / 2, df)
+            half = t * np.sqrt(spread * (1 / counts).sum()) / levels
+            found[column] = np.clip([means.mean() - half, means.mean() + half], *bounds)
+        return found
 
     def ratio_ci(
         self,
@@ -212,7 +350,7 @@ def standings(rows: Iterable[SeatRow], groups: Tables | None = None) -> list[Sta
             sums[t, column[name]] += sum(values) / len(values)
             counts[t, column[name]] += 1
     means = sums.sum(0) / counts.sum(0)
-    ci, tables = groups.ratio_ci(sums, counts, SCORE_RANGE)
+    ci, tables, methods = groups.intervals(sums, counts, SCORE_RANGE, groups.strata(names))
     ratings = rate(by_episode)
     table = [
         Standing(
@@ -222,7 +360,8 @@ def standings(rows: Iterable[SeatRow], groups: Tables | None = None) -> list[Sta
             mean_score=float(means[i]),
             ci95=(float(ci[i, 0]), float(ci[i, 1])),
             ci_tables=int(tables[i]),
-            ci_coverage=groups.coverage(int(tables[i])),
+            ci_coverage=groups.coverage(int(tables[i]), methods[i]),
+            ci_method=methods[i],
             rating=float(ratings[name].ordinal()),
             rating_mu=float(ratings[name].mu),
             rating_sigma=float(ratings[name].sigma),
@@ -282,8 +421,13 @@ def head_to_head(
         if winner != loser:
             took[groups.index[tables[episode]], column[winner], column[loser]] += count
     net = took - took.transpose(0, 2, 1)
-    ci, met = groups.ratio_ci(net.reshape(n, -1), deals.reshape(n, -1), PER_DEAL_RANGE)
-    ci, met = ci.reshape(e, e, 2), met.reshape(e, e)
+    strata = groups.strata(names)  # a pair by its first entrant's partner
+    if strata is not None:
+        strata = np.repeat(strata[:, :, None], e, axis=2).reshape(n, -1)
+    ci, met, methods = groups.intervals(
+        net.reshape(n, -1), deals.reshape(n, -1), PER_DEAL_RANGE, strata
+    )
+    ci, met, methods = ci.reshape(e, e, 2), met.reshape(e, e), methods.reshape(e, e)
     totals, played, net_total = took.sum(0), deals.sum(0), net.sum(0)
     return [
         HeadToHead(
@@ -295,7 +439,8 @@ def head_to_head(
             per_deal=float(net_total[i, j] / played[i, j]),
             ci95=(float(ci[i, j, 0]), float(ci[i, j, 1])),
             ci_tables=int(met[i, j]),
-            ci_coverage=groups.coverage(int(met[i, j])),
+            ci_coverage=groups.coverage(int(met[i, j]), methods[i, j]),
+            ci_method=methods[i, j],
         )
         for i, a in enumerate(names)
         for j, b in enumerate(names)
