@@ -9,10 +9,11 @@ same draws:
   (:func:`balanced_seating`, tried here, not in the schedule);
 - ``rotated``: duplicate groups as the schedule seated them before, rotations of the
   slots (duplicate schedule 1);
-- ``duplicate``: duplicate groups as the schedule seats them now, a Williams square
-  on the table order (:func:`arena.league.schedule.duplicate_order`);
-- ``paired``: those groups with their partners (the entrant each follows twice) evened
-  out over the groups (:func:`paired_draws`, tried here, not in the schedule).
+- ``duplicate``: duplicate groups seated by a Williams square on the table order
+  (:func:`arena.league.schedule.duplicate_order`) with the partners (the entrant each
+  follows twice) as drawn (duplicate schedule 2, :func:`drawn`);
+- ``paired``: duplicate groups as the schedule seats them now, those squares with the
+  partners evened out over the groups (:func:`arena.league.schedule.partnered`).
 
 Every league's standings and head-to-head intervals are checked against the truth:
 
@@ -29,9 +30,13 @@ scipy.stats.bootstrap's bias-corrected and accelerated bootstrap over tables;
 ``boot-t`` is the studentized bootstrap (resampled (R* - R) / SE* set the
 ends; scipy has no such method, so it is written here); ``t`` is what the
 standings use (:meth:`arena.league.standings.Tables.ratio_ci`); ``strat-t``
-post-stratifies by the seating (:func:`_stratified_t`): a plain table by the entrant
-right before each (a pair by how far apart the two sit), a duplicate group by each
-entrant's partner (a pair by its first entrant's).
+post-stratifies by the seating (:meth:`arena.league.standings.Tables.stratified_ci`): a
+plain table by the entrant right before each (a pair by how far apart the two sit), a
+duplicate group by each entrant's partner (:func:`arena.league.standings.partners`; a
+pair by its first entrant's). Paired groups' strat-t is what the standings draw
+(:meth:`arena.league.standings.Tables.intervals`: the t-interval where strat-t cannot be
+drawn, at 2 and 3 groups); elsewhere a seating missing from a league's tables gives the
+whole range.
 Coverage is the share of intervals holding the truth; its standard error is
 the spread of each league's covered share over leagues (with one target per
 league, the binomial sqrt(p (1 - p) / leagues)). A league of T tables is the
@@ -61,7 +66,16 @@ from scipy import stats
 from arena import seeding
 from arena.league.config import LeagueSpec, pool_entrants
 from arena.league.schedule import Draw, Fixture, fixtures
-from arena.league.standings import MIN_GROUPS, MIN_TABLES, PER_DEAL_RANGE, SCORE_RANGE, Tables
+from arena.league.standings import (
+    MIN_GROUPS,
+    MIN_PAIRED_GROUPS,
+    MIN_TABLES,
+    PER_DEAL_RANGE,
+    SCORE_RANGE,
+    Partners,
+    Tables,
+    partners,
+)
 from arena.league.store import challenge_points
 from arena.plugins import load
 from arena.runner import EpisodeRequest, run_episode
@@ -81,7 +95,8 @@ PLAIN_SIZES = (2, 3, 5, 10, 20, 40)
 DUPLICATE_SIZES = (2, 3, 5, 10, 20, 40)
 MOST = 40
 DUPLICATES = ("rotated", "duplicate")
-"""Duplicate groups seated as before (:func:`rotated`) and as the schedule seats them now."""
+"""Duplicate groups seated as before: by rotations (:func:`rotated`) and by a Williams
+square with partners as drawn (:func:`drawn`)."""
 METHODS = ("percentile", "BCa", "boot-t", "t")
 KINDS = {
     "plain": (*METHODS, "strat-t"),
@@ -90,7 +105,7 @@ KINDS = {
     "duplicate": (*METHODS, "strat-t"),
     "paired": ("t", "strat-t"),
 }
-"""The leagues of each seed and the methods each is measured with (strat-t: plain only)."""
+"""The leagues of each seed and the methods each is measured with."""
 RESAMPLES = 2000
 BENCH = 7
 """Seed-stream domain of this bench's bootstrap resampling (arena.seeding: 0-6 are taken)."""
@@ -115,7 +130,7 @@ class TableSums:
     """(tables, targets): the target's seating at the table, 0-2. A plain table: for an
     entrant's mean the entrant right before it (of the three others), for a pair the
     table positions from its first entrant to its second, less one. A duplicate group:
-    the entrant it follows most (its partner in a Williams group), for a pair its first
+    its partner (:func:`arena.league.standings.partners`), for a pair its first
     entrant's."""
 
     def head(self, tables: int) -> TableSums:
@@ -176,19 +191,11 @@ def balanced_seating(spec: LeagueSpec) -> Iterator[Fixture]:
         )
 
 
-def paired_draws(spec: LeagueSpec) -> Iterator[Draw]:
-    """The plain tables' draws, ordered so that a Williams group's partners (drawn entrants
-    0 and 2, 1 and 3: each follows the other twice) even out over the groups: of the three
-    ways to pair a table's four entrants, one whose pairs came least so far, ties seeded."""
-    partnered: Counter = Counter()
+def drawn(spec: LeagueSpec) -> Iterator[Draw]:
+    """The plain tables' draws as drawn, partners and all (a duplicate league's under
+    schedule 2; the schedule now evens its partners out)."""
     for fixture in fixtures(spec):
-        a, b, c, d = (NAMES.index(n) for n in fixture.entrants)
-        ways = [((a, b), (c, d)), ((a, c), (b, d)), ((a, d), (b, c))]
-        shuffled = seeding.stream(spec.seed, BENCH, 2, fixture.table).permutation(3)
-        best = min(shuffled, key=lambda w: sum(partnered[frozenset(p)] for p in ways[w]))
-        (first, second), (third, fourth) = ways[best]
-        partnered.update(frozenset(p) for p in ways[best])
-        yield [first, third, second, fourth], fixture.request.seed
+        yield [NAMES.index(n) for n in fixture.entrants], fixture.request.seed
 
 
 def play(host, spec: LeagueSpec, schedule: Iterable[Fixture] | None = None) -> TableSums:
@@ -198,7 +205,7 @@ def play(host, spec: LeagueSpec, schedule: Iterable[Fixture] | None = None) -> T
     pair = {p: i for i, p in enumerate(PAIRS)}
     widths = (4, 4, len(PAIRS), len(PAIRS), 4, 4, 4 + len(PAIRS))
     sums = TableSums(*(np.zeros((spec.tables, n)) for n in widths))
-    follows = np.zeros((spec.tables, 4, 4))
+    seatings = []
     for fixture in fixtures(spec) if schedule is None else schedule:
         results, records = run_episode(host, fixture.request)
         document = results.to_json()
@@ -210,10 +217,10 @@ def play(host, spec: LeagueSpec, schedule: Iterable[Fixture] | None = None) -> T
             others = [n for n in NAMES if n != name]
             previous = fixture.entrants[before[fixture.entrants.index(name)]]
             sums.strata[t, column[name]] = others.index(previous)
-            follows[t, column[name], column[previous]] += 1
         for i, (a, b) in enumerate(PAIRS):
             sums.strata[t, 4 + i] = (position[b] - position[a]) % 4 - 1
         for slot, (name, seat) in enumerate(zip(fixture.entrants, document["seats"], strict=True)):
+            seatings.append((fixture.index, t, fixture.request.seed, slot, name))
             sums.scores[t, column[name]] += seat["score"]
             sums.episodes[t, column[name]] += 1
             if fixture.entrants[before[slot]] == "random":
@@ -226,35 +233,47 @@ def play(host, spec: LeagueSpec, schedule: Iterable[Fixture] | None = None) -> T
                 sums.net[t, pair[a, b]] += n
             else:
                 sums.net[t, pair[b, a]] -= n
-    if spec.duplicate:  # a group's seating: whom each entrant follows most (twice, Williams)
-        for t, name in itertools.product(range(spec.tables), NAMES):
-            partner = NAMES[int(follows[t, column[name]].argmax())]
-            stratum = [n for n in NAMES if n != name].index(partner)
-            sums.strata[t, column[name]] = stratum
-            for i, (a, _) in enumerate(PAIRS):
-                if a == name:
-                    sums.strata[t, 4 + i] = stratum
+    if spec.duplicate:  # a group's seating: each entrant's partner, as the standings find it
+        strata = Tables(range(spec.tables), partners=partners(seatings, NAMES)).strata(NAMES)
+        sums.strata[:, :4] = strata
+        for i, (a, _) in enumerate(PAIRS):
+            sums.strata[:, 4 + i] = strata[:, column[a]]
     return sums
 
 
-def intervals(sums: TableSums, method: str, seed: int) -> np.ndarray:
-    """(targets, 2): every target's 95% interval by ``method``, clipped as the standings
-    clip theirs, to the range each figure can take."""
+def intervals(sums: TableSums, kind: str, method: str, seed: int) -> np.ndarray:
+    """(targets, 2): every target's 95% interval by ``method`` over a league seated as
+    ``kind``, clipped as the standings clip theirs, to the range each figure can take."""
     bounds = np.array([SCORE_RANGE] * 4 + [PER_DEAL_RANGE] * len(PAIRS))
-    return np.clip(_unclipped(sums, method, seed), bounds[:, :1], bounds[:, 1:])
+    return np.clip(_unclipped(sums, kind, method, seed), bounds[:, :1], bounds[:, 1:])
 
 
-def _unclipped(sums: TableSums, method: str, seed: int) -> np.ndarray:
+TARGETS = ((slice(0, 4), SCORE_RANGE), (slice(4, None), PER_DEAL_RANGE))
+"""The targets' rows (means, then pairs) and the range each can take."""
+
+
+def _unclipped(sums: TableSums, kind: str, method: str, seed: int) -> np.ndarray:
     numerator, denominator = sums.ratios()
+    g = numerator.shape[1]
     if method == "t":
-        tables = Tables(range(numerator.shape[1]))
-        parts = [
-            tables.ratio_ci(numerator[rows].T, denominator[rows].T, bounds)[0]
-            for rows, bounds in ((slice(0, 4), SCORE_RANGE), (slice(4, None), PER_DEAL_RANGE))
-        ]
-        return np.concatenate(parts)
-    if method == "strat-t":
-        return _stratified_t(numerator / denominator, sums.strata.T.astype(int))
+        tables = Tables(range(g))
+        return np.concatenate(
+            [tables.ratio_ci(numerator[rows].T, denominator[rows].T, b)[0] for rows, b in TARGETS]
+        )
+    strata = sums.strata.astype(int)
+    if method == "strat-t" and kind == "paired":  # the standings' own: strat-t, else t
+        # the strata are the league's (TableSums.strata, from partners()); the standings
+        # weigh them as 1/3 each, one per partner a four-seat entrant can have
+        tables = Tables(range(g), duplicate=True, partners=Partners(tuple(NAMES), {}))
+        return np.concatenate(
+            [
+                tables.intervals(numerator[rows].T, denominator[rows].T, b, strata[:, rows])[0]
+                for rows, b in TARGETS
+            ]
+        )
+    if method == "strat-t":  # a seating missing from the tables: the whole range
+        found = Tables(range(g)).stratified_ci((numerator / denominator).T, strata, 3, (-1, 1))
+        return np.where(np.isnan(found), [-np.inf, np.inf], found)
     rng = seeding.stream(seed, BENCH)
     g = numerator.shape[1]
     weights = rng.multinomial(g, np.full(g, 1 / g), size=RESAMPLES)
@@ -278,23 +297,6 @@ def _unclipped(sums: TableSums, method: str, seed: int) -> np.ndarray:
         )
     interval = result.confidence_interval
     return np.stack([interval.low, interval.high], axis=-1)
-
-
-def _stratified_t(values: np.ndarray, strata: np.ndarray, levels: int = 3) -> np.ndarray:
-    """Post-stratified by the seating (:attr:`TableSums.strata`): the mean of the three
-    seatings' means, each 1/3 likely under a seeded draw, with a t-interval from the
-    pooled spread within seatings (tables - 3 df); the whole range if a seating is missing."""
-    intervals = np.full((len(values), 2), [-np.inf, np.inf])
-    for k, (y, h) in enumerate(zip(values, strata, strict=True)):
-        counts = np.bincount(h, minlength=levels)
-        df = len(y) - levels
-        if counts.min() == 0 or df < 1:
-            continue
-        means = np.bincount(h, weights=y, minlength=levels) / counts
-        spread = ((y - means[h]) ** 2).sum() / df
-        half = stats.t.ppf(0.975, df) * np.sqrt(spread * (1 / counts).sum()) / levels
-        intervals[k] = means.mean() - half, means.mean() + half
-    return intervals
 
 
 def _bootstrap_t(numerator: np.ndarray, denominator: np.ndarray, weights: np.ndarray):
@@ -406,13 +408,13 @@ def main() -> None:
             "plain": play(host, plain),
             "balanced": play(host, plain, balanced_seating(plain)),
             "rotated": play(host, duplicate, rotated(plain)),
-            "duplicate": play(host, duplicate),
-            "paired": play(host, duplicate, fixtures(duplicate, paired_draws(plain))),
+            "duplicate": play(host, duplicate, fixtures(duplicate, drawn(plain))),
+            "paired": play(host, duplicate),
         }
         for kind, sums in played.items():
             kept[kind].append(sums)
         for (kind, size), method in cells:
-            ci = intervals(played[kind].head(size), method, seed)
+            ci = intervals(played[kind].head(size), kind, method, seed)
             with np.errstate(invalid="ignore"):
                 covered[(kind, size), method].append((ci[:, 0] <= truth) & (truth <= ci[:, 1]))
             widths[(kind, size), method].append(ci[:, 1] - ci[:, 0])
@@ -449,8 +451,9 @@ def main() -> None:
                 f" head-to-head x{dup[4:].mean() / flat[4:].mean():.2f}"
             )
     print(
-        f"\nthe standings mark intervals over fewer than {MIN_TABLES} plain tables"
-        f" or {MIN_GROUPS} duplicate groups"
+        f"\nthe standings mark intervals over fewer than {MIN_TABLES} plain tables,"
+        f" {MIN_GROUPS} duplicate groups or {MIN_PAIRED_GROUPS[4]} paired four-seat groups"
+        " (strat-t)"
     )
 
 
