@@ -20,6 +20,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import attrs
@@ -232,6 +233,17 @@ def test_a_daemon_left_behind_is_killed_with_the_seat(hostile_host, tmp_path):
     _, records = play(hostile_host, "daemon", tmp_path)
     assert "attack=daemon daemon=started" in notes_of(records)
     # assert_contained already found no process under any worker uid.
+
+
+def test_a_daemon_that_keeps_forking_is_killed_with_the_seat(hostile_host, tmp_path):
+    _, records = play(hostile_host, "forkrunner", tmp_path)
+    assert "attack=forkrunner forkrunner=started" in notes_of(records)
+    # assert_contained found no process under any worker uid. A chased runner can slip
+    # between one scan and the next, so look again for a while: the kill came from the
+    # worker's own uid, all of its processes at once, and none is left to appear.
+    for _look in range(20):
+        time.sleep(0.02)
+        assert worker_processes() == []
 
 
 # --- the protocol --------------------------------------------------------------------------------

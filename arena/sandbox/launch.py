@@ -32,7 +32,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import attrs
@@ -382,26 +382,57 @@ def _others_can_reach(path: str) -> bool:
 
 
 def _kill_uids(uids: range) -> None:
-    """SIGKILL every live process whose real uid is in ``uids`` (only workers hold these)."""
-    for _round in range(50):  # a forking process may spawn while we scan
-        alive = live_processes_of(lambda owner: owner in uids)
-        if not alive:
+    """SIGKILL every live process whose real uid is in ``uids`` (only workers hold these).
+
+    Killing pid by pid races a worker that forks faster than a scan of ``/proc``. So
+    each uid still running is killed from inside: a process of that uid (and no other
+    privilege) calls ``kill(-1, SIGKILL)``, which the kernel delivers to every process
+    of the uid at once; a fork under way when it lands is cancelled with its parent.
+    """
+    for _round in range(5):
+        running = {owner for _pid, owner in _processes() if owner in uids}
+        if not running:
             return
-        for pid in alive:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-        time.sleep(0.01)
+        for uid in sorted(running):
+            try:
+                subprocess.run(
+                    _KILL_EVERY_PROCESS_OF_MINE,
+                    user=uid,
+                    group=uid,
+                    extra_groups=[],
+                    env={},
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    check=False,
+                )
+            except (OSError, subprocess.SubprocessError):  # no process of that uid could start
+                for pid in live_processes_of(lambda owner, uid=uid: owner == uid):
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, signal.SIGKILL)
+        time.sleep(0.01)  # a killed process leaves the process table when reaped
     log.warning("worker processes survived the kill", uids=f"{uids.start}-{uids.stop - 1}")
 
 
-def live_processes_of(owner: Callable[[int], bool]) -> list[int]:
-    """Pids of running (not zombie) processes whose real uid ``owner`` accepts.
+_KILL_EVERY_PROCESS_OF_MINE = ["/bin/sh", "-c", "kill -s KILL -- -1"]
+"""Run as a worker's uid: kill(2) with pid -1 signals every process the caller may
+signal, that is every process of the uid but the caller itself. The shell's own
+``kill``: ``/bin/sh`` is on every system and any uid may run it, where the arena's
+interpreter may sit in a directory the worker's uid cannot reach."""
 
-    Each worker's end scans every process on the machine, so only the head of each
-    ``status`` file is read and only its ``State`` and ``Uid`` lines looked at: a scan
-    in half the time of parsing every line.
+
+def live_processes_of(owner: Callable[[int], bool]) -> list[int]:
+    """Pids of running (not zombie) processes whose real uid ``owner`` accepts."""
+    return [pid for pid, uid in _processes() if owner(uid)]
+
+
+def _processes() -> Iterator[tuple[int, int]]:
+    """Every running (not zombie) process on the machine: its pid and real uid.
+
+    Each worker's end scans every process, so only the head of each ``status`` file is
+    read and only its ``State`` and ``Uid`` lines looked at: a scan in half the time
+    of parsing every line.
     """
-    found = []
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue
@@ -416,10 +447,8 @@ def live_processes_of(owner: Callable[[int], bool]) -> list[int]:
         state, uid = head.find(b"\nState:\t"), head.find(b"\nUid:\t")
         if state < 0 or uid < 0:
             continue
-        real_uid = int(head[uid + 6 :].split(b"\t", 1)[0])
-        if head[state + 8 : state + 9] != b"Z" and owner(real_uid):
-            found.append(int(entry.name))
-    return found
+        if head[state + 8 : state + 9] != b"Z":
+            yield int(entry.name), int(head[uid + 6 :].split(b"\t", 1)[0])
 
 
 def _within(path: str, parent: str) -> bool:

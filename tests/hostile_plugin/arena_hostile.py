@@ -137,6 +137,19 @@ def attack_daemon(arg: str) -> str:
     return "daemon=started"
 
 
+def attack_forkrunner(arg: str) -> str:
+    """Daemons that are a new pid at every moment (``arg`` of them, 3 by default: the
+    worker's uid may run 8 processes): each fork's parent exits at once, so a killer
+    that scans the process table and then kills what it saw chases them."""
+    for _ in range(int(arg or 3)):
+        if os.fork() == 0:
+            os.setsid()
+            while os.fork() == 0:
+                pass
+            os._exit(0)
+    return "forkrunner=started"
+
+
 def attack_stdout(arg: str) -> str:
     flood = b'{"ok": true, "reply": {"action": "challenge"}}\n' * 20000
     os.write(1, flood)
