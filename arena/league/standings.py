@@ -19,10 +19,14 @@ after ``random`` collects its lies) is missing from one league in eight, and no
 interval drawn from those tables alone can know it. A duplicate group, seated by
 a Williams square (:mod:`arena.league.schedule`), cancels most of that seating
 and is 0.64-0.74x as wide as plain tables at the same episodes, but what it leaves
-(with four seats one entrant follows another twice in a group) still skews a
-group's mean at five groups, so groups too need :data:`MIN_GROUPS`. An interval
-over fewer is marked ``too few tables`` (and with one table there is no spread to
-measure: the interval is the whole range the figure can take).
+(with four seats one entrant, its partner, follows another twice in a group) still
+skews a group's mean at five groups, so groups too need :data:`MIN_GROUPS`. Where
+every group seats the whole league the schedule hands out the partners in turn
+(:func:`arena.league.schedule.paired`), and the intervals are post-stratified by
+partner (strat-t, :meth:`Tables.stratified_ci`, each partner found from the stored
+seeds and slots by :func:`partners`): those held from :data:`MIN_PAIRED_GROUPS`. An
+interval over fewer is marked ``too few tables`` (and with one table there is no
+spread to measure: the interval is the whole range the figure can take).
 
 An entrant's score in an episode is the mean of its seats' scores there (an
 entrant holding two seats plays one episode, not two). The rating is a second
