@@ -19,8 +19,8 @@ import time
 import zlib
 from pathlib import Path
 
+import installs
 import pytest
-from installs import record_line
 
 from arena.plugins import load
 from arena.sandbox.describe import CACHE_FORMAT, DescriptionCache
@@ -67,14 +67,10 @@ def register_talk_filters(register):
 
 def install(root: Path, markers: Path, version: str = "one") -> None:
     """``arena-tally`` as pip installs it: the module, METADATA, entry points, RECORD."""
-    (root / "arena_tally.py").write_text(MODULE.format(markers=str(markers), version=version))
-    info = root / "arena_tally-1.0.dist-info"
-    info.mkdir(exist_ok=True)
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: arena-tally\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text("[arena]\ntally = arena_tally\n")
-    listed = ["arena_tally.py", f"{info.name}/METADATA", f"{info.name}/entry_points.txt"]
-    record = "".join(record_line(root, path) for path in listed)
-    (info / "RECORD").write_text(record + f"{info.name}/RECORD,,\n")
+    source = MODULE.format(markers=str(markers), version=version)
+    installs.install(
+        root, "arena-tally", {"arena_tally": source}, {"tally": "arena_tally"}, record=True
+    )
 
 
 @pytest.fixture

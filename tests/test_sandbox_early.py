@@ -18,7 +18,7 @@ from pathlib import Path
 
 import attrs
 import pytest
-from installs import record_line
+from installs import install
 
 from arena.cli import main, startup
 from arena.plugins import load
@@ -91,14 +91,8 @@ def early(tmp_path, monkeypatch):
     tmp_path.chmod(0o755)
     marks = Path(tempfile.mkdtemp(prefix="arena-early-marks-", dir="/tmp"))
     marks.chmod(0o1777)
-    (site / "arena_early.py").write_text(MODULE.format(marks=str(marks)))
-    info = site / "arena_early-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: arena-early\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text("[arena]\nearly = arena_early\n")
-    listed = ["arena_early.py", f"{info.name}/METADATA", f"{info.name}/entry_points.txt"]
-    record = "".join(record_line(site, path) for path in listed)
-    (info / "RECORD").write_text(record + f"{info.name}/RECORD,,\n")
+    source = MODULE.format(marks=str(marks))
+    install(site, "arena-early", {"arena_early": source}, {"early": "arena_early"}, record=True)
     monkeypatch.syspath_prepend(str(site))
     yield Installed(site, marks, tmp_path / "cache")
     for mark in marks.iterdir():

@@ -21,6 +21,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from installs import install
 
 from arena.plugins import UnknownName, load
 from arena.runner import EpisodeRequest, run_episode
@@ -69,16 +70,13 @@ def zoo(tmp_path, monkeypatch):
     markers = Path(tempfile.mkdtemp(prefix="arena-zoo-markers-", dir="/tmp"))
     markers.chmod(0o1777)  # the workers' uids write here
     tmp_path.chmod(0o755)
-    for name in ENTRY_POINTS:
-        crash = "os._exit(9)" if name == BROKEN else ""
-        (tmp_path / f"arena_{name}.py").write_text(
-            MODULE.format(name=name, markers=str(markers), crash=crash)
+    modules = {
+        f"arena_{name}": MODULE.format(
+            name=name, markers=str(markers), crash="os._exit(9)" if name == BROKEN else ""
         )
-    info = tmp_path / "arena_zoo-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: arena-zoo\nVersion: 1.0\n")
-    lines = "".join(f"{name} = arena_{name}\n" for name in ENTRY_POINTS)
-    (info / "entry_points.txt").write_text(f"[arena]\n{lines}")
+        for name in ENTRY_POINTS
+    }
+    install(tmp_path, "arena-zoo", modules, {name: f"arena_{name}" for name in ENTRY_POINTS})
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setenv("PYTHONPATH", str(tmp_path))
     yield markers
@@ -196,13 +194,10 @@ HONEST = (MODULE.split("with open(")[0] + MODULE.split("    pass\n{crash}\n")[1]
 
 def test_a_forged_frame_breaks_only_the_forger(tmp_path, monkeypatch):
     tmp_path.chmod(0o755)
-    (tmp_path / "arena_forger.py").write_text(FORGER)
-    (tmp_path / "arena_honest.py").write_text(HONEST.format(name="honest"))
-    info = tmp_path / "arena_forger-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: arena-forger\nVersion: 1.0\n")
-    entry_points = "[arena]\na_forger = arena_forger\nhonest = arena_honest\n"
-    (info / "entry_points.txt").write_text(entry_points)
+    modules = {"arena_forger": FORGER, "arena_honest": HONEST.format(name="honest")}
+    install(
+        tmp_path, "arena-forger", modules, {"a_forger": "arena_forger", "honest": "arena_honest"}
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     host = load({"ARENA_CACHE_DIR": ""}, SandboxPolicy("process", LIMITS))
     forger = next(info for info in host.plugins if info.name == "a_forger")
@@ -229,11 +224,7 @@ def register_seats(register):
 
 def test_asking_for_a_refused_sandboxed_seat_says_why(tmp_path):
     tmp_path.chmod(0o755)
-    (tmp_path / "arena_halfway.py").write_text(REFUSED)
-    info = tmp_path / "arena_halfway-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: arena-halfway\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text("[arena]\nhalf = arena_halfway\n")
+    install(tmp_path, "arena-halfway", {"arena_halfway": REFUSED}, {"half": "arena_halfway"})
     env = {"PYTHONPATH": str(tmp_path), "ARENA_CACHE_DIR": ""}
     done = run_arena("play", "--deals", "1", "--seat", "halfway", env=env)
     assert done.returncode == 2
