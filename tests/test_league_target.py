@@ -12,7 +12,14 @@ from league_runs import play
 from scipy import stats
 
 from arena.cli import main
-from arena.league.config import LeagueError, LeagueSpec, league_from_mapping, pool_entrants, rounds
+from arena.league.config import (
+    LeagueError,
+    LeagueSpec,
+    league_from_mapping,
+    league_rounds,
+    pool_entrants,
+    rounds,
+)
 from arena.league.report import league_report, report_tables, separation
 from arena.runner import EpisodeRequest
 from arena.seats import SeatSpec
@@ -29,14 +36,24 @@ def test_rounds_are_a_tenth_of_the_cap_and_at_least_one_table_per_entrant():
     assert rounds(20, 4) == (4, 5)
     # 7 tables: rounds of 4, the second one short (3 tables): 2 looks
     assert rounds(7, 4) == (4, 2)
-    assert (TARGET.round_tables, TARGET.looks) == (12, 10)
+
+
+def test_a_league_on_half_widths_alone_looks_after_a_fortieth_of_its_cap():
+    # no bound on the looks is paid for: 600 tables in rounds of max(4, 600 / 40) = 15,
+    # 40 looks; --separate pays Pocock's level for its looks: a tenth, 60, 10 looks
+    assert league_rounds(600, 4, separate=False) == (15, 40)
+    assert league_rounds(600, 4, separate=True) == (60, 10)
+    # 120 tables: a fortieth is 3 < 4 entrants, so rounds of 4 and 30 looks
+    assert (TARGET.round_tables, TARGET.looks) == (4, 30)
+    separate = attrs.evolve(TARGET, separate=True)
+    assert (separate.round_tables, separate.looks) == (12, 10)
 
 
 def test_a_league_without_a_target_stores_the_settings_it_always_did():
     # an old league file resumes: no new key appears in its settings
     plain = LeagueSpec(ENTRANTS, tables=12, seed=1)
     assert "targetCi" not in plain.settings() and plain.looks == 1
-    assert TARGET.settings()["targetCi"] == 0.08 and TARGET.settings()["looks"] == 10
+    assert TARGET.settings()["targetCi"] == 0.08 and TARGET.settings()["looks"] == 30
 
 
 def _episodes(path) -> list[tuple]:
@@ -65,7 +82,7 @@ def test_stops_at_a_round_before_the_cap_with_every_half_width_at_the_target(tmp
     (random_row,) = [row for row in report["standings"] if row["entrant"] == "random"]
     assert random_row["ci95"] == pytest.approx([np.mean(scores) - half, np.mean(scores) + half])
     title = report_tables(report, "target.sqlite")[0].title
-    assert "stopped: target met after" in title and "10 looks at 95.00%" in title
+    assert "stopped: target met after" in title and "30 looks at 95.00%" in title
 
 
 def test_a_stopped_league_resumes_to_the_same_tables(tmp_path, host):
@@ -73,7 +90,7 @@ def test_a_stopped_league_resumes_to_the_same_tables(tmp_path, host):
     play(whole, TARGET, host)
 
     def interrupt(state):
-        if state.done >= 30:  # inside the third round of 12 tables
+        if state.done >= 30:  # inside the eighth round of 4 tables (28 to 32)
             raise KeyboardInterrupt
 
     broken = tmp_path / "broken.sqlite"
@@ -133,15 +150,15 @@ def test_the_report_shows_the_intervals_narrowing_and_where_the_league_stopped(t
     state = play(path, TARGET, host)
     report = league_report(path)
     looks = report["narrowing"]
-    # one look per round of 12 tables, up to where it stopped
-    assert [look["tables"] for look in looks] == list(range(12, state.done + 1, 12))
+    # one look per round of 4 tables, up to where it stopped
+    assert [look["tables"] for look in looks] == list(range(4, state.done + 1, 4))
     # it stopped at the first look where every half-width met the target, not later
     for look in looks[:-1]:
         assert max(look["halfWidth"].values()) > 0.08
     final = {s["entrant"]: (s["ci95"][1] - s["ci95"][0]) / 2 for s in report["standings"]}
     assert looks[-1]["halfWidth"] == pytest.approx(final)
     for name, half in final.items():
-        assert half < looks[0]["halfWidth"][name]  # six times the tables: narrower
+        assert half < looks[0]["halfWidth"][name]  # many times the tables: narrower
     figure = report_figures(report, [])["narrowing-plot"]
     drawn = {trace["name"]: trace["y"] for trace in figure["data"]}
     assert drawn["random"] == pytest.approx([look["halfWidth"]["random"] for look in looks])

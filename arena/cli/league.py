@@ -120,7 +120,8 @@ def add_run_options(parser: argparse.ArgumentParser, with_file: bool) -> None:
         "--target-ci",
         type=bounded(float, above=0),
         metavar="W",
-        help="W > 0: play rounds of tables (a tenth of --tables, at least one per entrant) and"
+        help="W > 0: play rounds of tables (a fortieth of --tables, a tenth with --separate;"
+        " at least one per entrant) and"
         " stop once every entrant's interval has half-width <= W; --tables is then the cap;"
         " with more entrants than seats each round seats those furthest from W, per dollar"
         " (default: play all --tables)",

@@ -36,9 +36,12 @@ SCHEDULES = ("balanced", "combinations", "random")
 MAX_EPISODES = 2**63 - 1
 """The most episodes a league schedules: the store numbers them in SQLite INTEGERs."""
 MAX_LOOKS = 10
-"""Most looks a league or comparison that stops at a target takes (rounds of a tenth of its
-cap); where the stopping rule needs it, each look's level pays for the looks
-(:mod:`arena.league.looks`), so fewer looks cost less."""
+"""Most looks a comparison, or a league with ``separate``, takes (rounds of a tenth of its
+cap): each look's level pays for the looks (:mod:`arena.league.looks`), so fewer cost less."""
+WIDTH_LOOKS = 40
+"""Most looks a league that stops on half-widths alone takes (rounds of a fortieth of its
+cap): its plain 95% per look pays nothing for them, and bench/stopping.py measured rounds
+this fine to cover as a tenth's did while stopping after fewer tables."""
 MAX_CONCURRENCY = 1024
 """The most tables in flight: each is a thread, a process or a Ray task, and a machine
 runs out of those long before a league would gain from more."""
@@ -50,11 +53,17 @@ TABLE_RANGES = {
 """The ``[table]`` numbers and the range each takes: the command line's own."""
 
 
-def rounds(tables: int, unit: int) -> tuple[int, int]:
+def rounds(tables: int, unit: int, looks: int = MAX_LOOKS) -> tuple[int, int]:
     """Tables per round and the number of rounds (looks) for a cap of ``tables``: at most
-    :data:`MAX_LOOKS` rounds, each of at least ``unit`` tables."""
-    size = max(unit, math.ceil(tables / MAX_LOOKS))
+    ``looks`` rounds, each of at least ``unit`` tables."""
+    size = max(unit, math.ceil(tables / looks))
     return size, math.ceil(tables / size)
+
+
+def league_rounds(tables: int, entrants: int, separate: bool) -> tuple[int, int]:
+    """A target league's rounds: at least one table per entrant, at most :data:`MAX_LOOKS`
+    of them with ``separate``, else :data:`WIDTH_LOOKS`."""
+    return rounds(tables, entrants, MAX_LOOKS if separate else WIDTH_LOOKS)
 
 
 class LeagueError(ValueError):
@@ -147,14 +156,16 @@ class LeagueSpec:
     @property
     def round_tables(self) -> int:
         """Tables per round of a league with a target: at least one per entrant, so a
-        balanced round seats each entrant ``seats`` times (:func:`rounds`)."""
-        return rounds(self.tables, len(self.entrants))[0]
+        balanced round seats each entrant ``seats`` times (:func:`league_rounds`)."""
+        return league_rounds(self.tables, len(self.entrants), self.separate)[0]
 
     @property
     def looks(self) -> int:
         """How often the league may look at its intervals: after each round with a target
         (:func:`arena.league.looks.league_alpha` gives each look's level), else once."""
-        return rounds(self.tables, len(self.entrants))[1] if self.target_ci is not None else 1
+        if self.target_ci is None:
+            return 1
+        return league_rounds(self.tables, len(self.entrants), self.separate)[1]
 
     @property
     def allocates(self) -> bool:

@@ -39,7 +39,7 @@ import attrs
 import numpy as np
 from scipy import optimize, special, stats
 
-from arena.league.config import rounds
+from arena.league.config import league_rounds
 
 ALPHA = 0.05
 PRECISION = 1e-4
@@ -86,10 +86,10 @@ def pocock_alpha(ends: tuple[int, ...], alpha: float = ALPHA) -> float:
 def league_alpha(tables: int, entrants: int, target: float | None, separate: bool) -> float:
     """Each look's level in a league: one look at 95% without a target, and also with one
     that stops on half-widths alone (measured to hold, see the module); Pocock's over the
-    rounds (:func:`~arena.league.config.rounds`) when it stops on separation."""
+    rounds (:func:`~arena.league.config.league_rounds`) when it stops on separation."""
     if target is None or not separate:
         return ALPHA
-    size, _ = rounds(tables, entrants)
+    size, _ = league_rounds(tables, entrants, separate)
     return pocock_alpha(look_ends(tables, size))
 
 

@@ -21,7 +21,7 @@ from rich import box
 from rich.table import Table
 
 from arena.audit import run_pooled
-from arena.league.config import rounds
+from arena.league.config import league_rounds
 from arena.league.cost import TOKEN_KINDS
 from arena.league.looks import ALPHA, league_alpha, settled
 from arena.league.schedule import DUPLICATE_SCHEDULE, paired
@@ -139,7 +139,9 @@ def _stop(path: str | Path, db) -> dict[str, Any]:
 def narrowing(seats: list[tuple], settings: dict[str, Any]) -> list[dict[str, Any]]:
     """Each entrant's half-width at each look a ``--target-ci`` league took, as it was then:
     the standings of the tables of the rounds played so far, at the league's per-look level."""
-    size, _ = rounds(settings["tables"], len(settings["entrants"]))
+    size, _ = league_rounds(
+        settings["tables"], len(settings["entrants"]), settings.get("separate", False)
+    )
     played = max((table for _, table, *_ in seats), default=-1) + 1
     found = []
     for end in range(size, min(played, settings["tables"]) + size, size):
