@@ -54,8 +54,8 @@ LEAGUE = 4
 """Seed-stream domain of the league schedule (see arena.seeding)."""
 DUPLICATE_SCHEDULE = 3
 """How a duplicate table's episodes are seated: 3 by :func:`duplicate_order`'s Latin
-square with the partners evened out over the groups (:func:`paired`); the leagues stored
-before, by :data:`EARLIER_SCHEDULES`."""
+square, with the partners evened out over the groups where they are :func:`paired`; the
+leagues stored before, by :data:`EARLIER_SCHEDULES`."""
 EARLIER_SCHEDULES = {
     1: "rotations of the slots",
     2: "a Latin square with the partners as drawn",
