@@ -12,6 +12,7 @@ from league_runs import play
 
 from arena.league.allocation import FLOOR_USD, Evidence, allocated_draws, stored_evidence
 from arena.league.config import LeagueSpec, pool_entrants
+from arena.league.report import league_report, report_tables
 from arena.league.schedule import fixtures
 from arena.runner import EpisodeRequest
 from arena.seats import SeatSpec
@@ -106,13 +107,13 @@ def test_an_allocated_league_resumes_to_the_same_tables(tmp_path, host):
     assert state.stopped == "target" and state.done < SPREAD.tables
 
     def interrupt(progress):
-        if progress.done >= 30:  # inside the third round of 12 tables
+        if progress.done >= 32:  # inside the sixth round of 6 tables (30 to 35)
             raise KeyboardInterrupt
 
     broken = tmp_path / "broken.sqlite"
     with pytest.raises(KeyboardInterrupt):
         play(broken, SPREAD, host, progress=interrupt)
-    assert 30 <= len(_tables(broken)[0]) < len(_tables(whole)[0])
+    assert 32 <= len(_tables(broken)[0]) < len(_tables(whole)[0])
     play(broken, SPREAD, host)
     assert _tables(broken) == _tables(whole)
 
@@ -121,17 +122,30 @@ def test_a_round_goes_to_the_entrants_that_need_it(tmp_path, host):
     spec = LeagueSpec(SIX, tables=200, seed=5, table=EpisodeRequest(deals=10), target_ci=0.04)
     path = tmp_path / "allocated.sqlite"
     play(path, spec, host)
-    # rounds of 20 tables; the second (tables 20..39) is seated from the first's results
-    need = {name: e.need(0.04) for name, e in stored_evidence(path, 20, 0.05).items()}
+    # rounds of max(6 entrants, 200 / 40) = 6 tables; the second (tables 6..11) is seated
+    # from the first's results
+    assert spec.round_tables == 6
+    need = {name: e.need(0.04) for name, e in stored_evidence(path, 6, 0.05).items()}
     with sqlite3.connect(path) as db:
         seated = dict(
             db.execute(
                 "SELECT s.entrant, COUNT(*) FROM seats s JOIN episodes e USING (idx)"
-                " WHERE e.tbl BETWEEN 20 AND 39 GROUP BY s.entrant"
+                " WHERE e.tbl BETWEEN 6 AND 11 GROUP BY s.entrant"
             )
         )
-    # 20 tables x 4 seats = 80 seats: the four neediest each need more than 20 tables, so
+    # 6 tables x 4 seats = 24 seats: the four neediest each need more than 6 tables, so
     # each takes a seat at every table of the round and the two others sit at none
     neediest = sorted(need, key=need.get, reverse=True)[:4]
-    assert all(need[name] > 20 for name in neediest)
-    assert seated == dict.fromkeys(neediest, 20)
+    assert all(need[name] > 6 for name in neediest)
+    assert seated == dict.fromkeys(neediest, 6)
+
+
+def test_league_show_says_an_allocated_mean_is_against_the_opponents_met(tmp_path, host):
+    # bench/stopping.py: an allocated league's intervals cover the mean against the mix
+    # of opponents its rounds chose (96.9%), not a balanced schedule's (71.9%)
+    allocated, plain = tmp_path / "allocated.sqlite", tmp_path / "plain.sqlite"
+    play(allocated, LEAGUE, host)
+    play(plain, attrs.evolve(LEAGUE, entrants=FOUR), host)
+    shown = report_tables(league_report(allocated), "allocated.sqlite")[0].title
+    assert "mean episode score against the opponents it met (allocated rounds)," in shown
+    assert "opponents it met" not in report_tables(league_report(plain), "plain.sqlite")[0].title

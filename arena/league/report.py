@@ -265,8 +265,11 @@ def report_tables(report: dict[str, Any], source: str) -> list[Table]:
         stop = (
             f"; stopped: {stop} after {league['stoppedAfterTables']} of {league['tables']} tables"
         )
+    # allocated rounds choose each entrant's opponents from the results: its interval holds
+    # its mean against those it met, not a balanced schedule's (bench/stopping.py)
+    met = " against the opponents it met (allocated rounds)" if league.get("allocation") else ""
     ranking = Table(
-        title=cell(f"league standings ({source}): mean episode score, {level}{stop}"),
+        title=cell(f"league standings ({source}): mean episode score{met}, {level}{stop}"),
         box=box.SIMPLE_HEAD,
     )
     for column in ("rank", "entrant", "episodes", "mean score", "95% CI", "rating", "points"):
