@@ -23,9 +23,19 @@ the first look its rule accepts:
   (``league run --separate``, :func:`arena.league.looks.settled`, on the pairs' differences,
   the same paired t-interval the league draws for an adjacent pair).
 
-Three ways to draw each look's interval: ``naive`` (95% at every look), ``bonferroni``
-(1 - 0.05 / K) and ``pocock`` (:func:`arena.league.looks.pocock_alpha`). Coverage is the
-share of stopped intervals holding the truth, with its binomial standard error.
+Each look's interval is drawn ``naive`` (95% at every look) or at ``pocock``'s level
+(:func:`arena.league.looks.pocock_alpha`); for a rule that stops on one statistic's mean,
+``stage-wise`` decides at Pocock's level and reports the stage-wise ordering interval at the
+stop (:func:`arena.league.looks.stagewise_interval`, what ``arena compare`` reports).
+Coverage is the share of stopped intervals holding the truth, with its binomial standard
+error. The width rule on the league's tables is also played in finer rounds
+(``--league-rounds``; ``league run --target-ci`` looks after a fortieth of its cap).
+
+Allocation. An allocated league chooses who sits with whom from its results, so resampling
+whole tables cannot stand in for it: real tables of every group of four of
+``--alloc-pool`` are the world, and simulated allocated leagues draw each table from its
+group's tables (:func:`allocation_coverage`); coverage against the balanced schedule's
+estimand and against the mix each entrant actually played.
 
 Savings. The pairing's interval against an unpaired one of the same tables, and the
 tables a ``--target-ci`` league plays against balanced rounds of the same league (its
@@ -34,23 +44,33 @@ four entrants at four seats, where every table holds all of them; for ``--alloc-
 (more entrants than seats) the target league allocates its rounds
 (:mod:`arena.league.allocation`).
 
-    python bench/stopping.py --runs 2000
+    python bench/stopping.py --runs 1000 --alloc-runs 500 --league-target 0.025 \
+        --league-rounds 30,15,4
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+import attrs
 import numpy as np
 from scipy import stats
 
+from arena.league.allocation import Evidence, allocated_draws
 from arena.league.compare import ALPHA, compare, looks_allowed, stop_reason
 from arena.league.config import LeagueSpec, pool_entrants, rounds
-from arena.league.looks import look_ends, pocock_alpha, settled
+from arena.league.looks import (
+    Look,
+    look_ends,
+    pocock_alpha,
+    settled,
+    stagewise_interval,
+)
 from arena.league.run import run_league
 from arena.league.schedule import fixtures
 from arena.league.standings import DIFFERENCE_RANGE, SCORE_RANGE, SeatRow, Tables, standings
@@ -78,13 +98,14 @@ RULES: dict[str, Rule] = {
 }
 
 
-def methods(ends: tuple[int, ...]) -> dict[str, float]:
-    """Each look's two-sided level under each method, for looks at ``ends`` units."""
-    return {
-        "naive": ALPHA,
-        "bonferroni": ALPHA / len(ends),
-        "pocock": pocock_alpha(ends),
-    }
+def methods(ends: tuple[int, ...], rule: str, columns: int) -> dict[str, float]:
+    """Each look's two-sided level under each method, for looks at ``ends`` units; the
+    stage-wise interval (decided at Pocock's level, drawn at the stop) for a rule that
+    stops on one statistic's mean."""
+    found = {"naive": ALPHA, "pocock": pocock_alpha(ends)}
+    if rule != "width" and columns == 1:
+        found["stage-wise"] = pocock_alpha(ends)
+    return found
 
 
 def stopped(
@@ -95,24 +116,46 @@ def stopped(
     rule: Rule,
     target: float,
     bounds: tuple[float, float],
+    stagewise: bool = False,
 ) -> tuple[np.ndarray, int]:
-    """One resampled run: its intervals at the look where it stopped, and the units played."""
+    """One resampled run: its intervals at the look where it stopped (the stage-wise one
+    with ``stagewise``), and the units played."""
     drawn = units[rng.integers(len(units), size=ends[-1])]
+    seen = []
     for end in ends:
         values = drawn[:end]
         ci, _ = Tables(range(end)).ratio_ci(values, np.ones_like(values), bounds, alpha)
+        if stagewise:
+            seen.append(_look(values[:, 0], rule, target, alpha))
         if rule(ci, end, target) or end == ends[-1]:
+            if stagewise:
+                low, high = stagewise_interval(seen, alpha)
+                ci = np.clip([[low, high]], *bounds)
             return ci, end
 
 
-def coverage_cells(label, units, truth, ends, rules, runs, target, bounds) -> None:
-    """Print coverage and mean units played for every rule and method on one world."""
+def _look(values: np.ndarray, rule: Rule, target: float, alpha: float) -> Look:
+    """A look as the stage-wise interval needs it; under ``separate`` its inner region: the
+    |mean| at which the interval would lie within [-target, target]."""
+    n, sd = len(values), float(values.std(ddof=1)) if len(values) > 1 else 0.0
+    inner = 0.0
+    if rule is RULES["separate"] and n > 1:
+        inner = max(0.0, target - float(stats.t.isf(alpha / 2, n - 1)) * sd / np.sqrt(n))
+    return Look(n, float(values.mean()), sd, inner)
+
+
+def coverage_cells(label, units, truth, ends, rules, runs, target, bounds, naive=False) -> None:
+    """Print coverage and mean units played for every rule and method (or the ``naive``
+    one alone) on one world."""
     for rule in rules:
-        for method, alpha in methods(ends).items():
+        levels = {"naive": ALPHA} if naive else methods(ends, rule, units.shape[1])
+        for method, alpha in levels.items():
             rng = np.random.default_rng(7)
             held, played = 0, []
             for _ in range(runs):
-                ci, n = stopped(units, rng, ends, alpha, RULES[rule], target, bounds)
+                ci, n = stopped(
+                    units, rng, ends, alpha, RULES[rule], target, bounds, method == "stage-wise"
+                )
                 held += int(((ci[:, 0] <= truth) & (truth <= ci[:, 1])).sum())
                 played.append(n)
             trials = runs * units.shape[1]
@@ -183,11 +226,9 @@ def league_pool(host, args) -> None:
     for fixture in fixtures(spec):
         for seat in _seats(host, fixture):
             scores[fixture.table, names.index(fixture.entrants[seat["slot"]])] = seat["score"]
-    size, _ = rounds(args.league_cap, len(names))
-    ends = look_ends(args.league_cap, size)
     print(
         f"\nleague tables: {spec.tables} tables of {', '.join(names)}, {args.league_deals} deals;"
-        f" cap {args.league_cap} in rounds of {size}, target {args.league_target};"
+        f" cap {args.league_cap}, target {args.league_target};"
         f" sd per table {', '.join(f'{s:.3f}' for s in scores.std(0, ddof=1))}"
     )
     means = scores.mean(0)
@@ -195,17 +236,123 @@ def league_pool(host, args) -> None:
         "unequal": (scores, means),
         "identical": (scores - means + means.mean(), np.full(len(names), means.mean())),
     }
-    for world, (units, truth) in worlds.items():
-        coverage_cells(
-            f"league {world}",
-            units,
-            truth,
-            ends,
-            ("width",),
-            args.runs,
-            args.league_target,
-            SCORE_RANGE,
+    default, _ = rounds(args.league_cap, len(names))
+    sizes = [default] + [int(n) for n in args.league_rounds.split(",") if int(n) != default]
+    for size in sizes:
+        print(f"# rounds of {size} ({len(look_ends(args.league_cap, size))} looks)")
+        for world, (units, truth) in worlds.items():
+            coverage_cells(
+                f"league {world} r{size}",
+                units,
+                truth,
+                look_ends(args.league_cap, size),
+                ("width",),
+                args.runs,
+                args.league_target,
+                SCORE_RANGE,
+                naive=size != default,  # Pocock's level is for at most MAX_LOOKS looks
+            )
+
+
+def allocation_coverage(host, args) -> None:
+    """Coverage of an allocated ``--target-ci`` league's standings at its stop.
+
+    Real tables of every group of four of the ``--alloc-pool`` entrants (``--alloc-ref``
+    each, seats in seeded order) are the world. A simulated league seats each round by
+    :func:`~arena.league.allocation.allocated_draws` from its own rows so far and draws each
+    table's scores from its group's tables; it stops at the first round whose every
+    half-width is within target (the standings' 95% t-intervals, as ``league run``). Two
+    truths per entrant: the balanced schedule's estimand (its mean score over the groups a
+    long balanced league seats it in, each group's mean from the world) and the estimand of
+    the mix it played (the mean, over the tables it sat at, of its group's mean there).
+    """
+    entrants = pool_entrants(SeatSpec.parse(n) for n in args.alloc_pool.split(","))
+    names = [e.name for e in entrants]
+    table = EpisodeRequest(deals=args.league_deals)
+    world: dict[frozenset, list[dict[str, float]]] = {}
+    rng = np.random.default_rng(2026)
+    start = time.process_time()
+    for group in itertools.combinations(range(len(names)), table.seats):
+        key = frozenset(names[e] for e in group)
+        world[key] = []
+        for _ in range(args.alloc_ref):
+            slots = [entrants[e] for e in rng.permutation(list(group))]
+            request = attrs.evolve(
+                table, seed=int(rng.integers(2**62)), seat_specs=tuple(e.spec for e in slots)
+            )
+            seats = run_episode(host, request)[0].to_json()["seats"]
+            world[key].append({slots[s["slot"]].name: s["score"] for s in seats})
+    group_mean = {
+        key: {name: float(np.mean([t[name] for t in tables])) for name in key}
+        for key, tables in world.items()
+    }
+    long = LeagueSpec(entrants, tables=args.alloc_balanced, seed=1, table=table)
+    seated: dict[str, list[float]] = {name: [] for name in names}
+    for fixture in fixtures(long):
+        key = frozenset(fixture.entrants)
+        for name in key:
+            seated[name].append(group_mean[key][name])
+    balanced = {name: float(np.mean(values)) for name, values in seated.items()}
+    spec = LeagueSpec(
+        entrants, tables=args.alloc_cap, seed=0, table=table, target_ci=args.league_target
+    )
+    print(
+        f"\nallocated league of {', '.join(names)}: {args.alloc_ref} real tables of each of"
+        f" {len(world)} groups ({time.process_time() - start:.1f}s CPU); cap {spec.tables} in"
+        f" rounds of {spec.round_tables}, target {spec.target_ci}; {args.alloc_runs} leagues"
+    )
+    print(
+        "balanced estimand " + ", ".join(f"{name} {value:.4f}" for name, value in balanced.items())
+    )
+    held = {"balanced": 0, "played mix": 0}
+    tables_played, gap = [], []
+    for run in range(args.alloc_runs):
+        shown, played_mean, count = _allocated_run(
+            attrs.evolve(spec, seed=run), world, group_mean, np.random.default_rng(run)
         )
+        tables_played.append(count)
+        for s in shown:
+            low, high = s.ci95
+            held["balanced"] += int(low <= balanced[s.entrant] <= high)
+            held["played mix"] += int(low <= played_mean[s.entrant] <= high)
+            gap.append(played_mean[s.entrant] - balanced[s.entrant])
+    trials = args.alloc_runs * len(names)
+    for truth, count in held.items():
+        share = count / trials
+        se = np.sqrt(share * (1 - share) / trials)
+        mark = "" if abs(share - 0.95) <= 0.02 else "  outside 95 +- 2"
+        print(f"coverage of the {truth:<11} estimand {share:.3f} +-{se:.3f}{mark}")
+    print(
+        f"tables played {np.mean(tables_played):.1f} of {spec.tables}; played mix less"
+        f" balanced estimand: mean {np.mean(gap):+.4f}, largest |{np.max(np.abs(gap)):.4f}|"
+    )
+
+
+def _allocated_run(spec: LeagueSpec, world, group_mean, rng):
+    """One simulated allocated league: its standings at the stop, each entrant's played-mix
+    estimand, and the tables played."""
+    rows: list[SeatRow] = []
+    mix: dict[str, list[float]] = {e.name: [] for e in spec.entrants}
+
+    def evidence(before: int) -> dict[str, Evidence]:
+        return {
+            s.entrant: Evidence((s.ci95[1] - s.ci95[0]) / 2, s.ci_tables, 0.0)
+            for s in standings(rows)
+        }
+
+    names = [e.name for e in spec.entrants]
+    shown = []
+    for index, (picks, _) in enumerate(allocated_draws(spec, evidence)):
+        key = frozenset(names[e] for e in picks)
+        scores = world[key][rng.integers(len(world[key]))]
+        for name in key:
+            rows.append(SeatRow(index, index, name, scores[name], 0))
+            mix[name].append(group_mean[key][name])
+        if (index + 1) % spec.round_tables == 0 or index + 1 == spec.tables:
+            shown = standings(rows)
+            if all((s.ci95[1] - s.ci95[0]) / 2 <= spec.target_ci for s in shown):
+                break
+    return shown, {name: float(np.mean(v)) for name, v in mix.items()}, index + 1
 
 
 def league_savings(host, names: list[str], cap: int, target: float, args) -> None:
@@ -266,6 +413,19 @@ def _seat_row(fixture, seat) -> SeatRow:
     return SeatRow(fixture.index, fixture.table, name, seat["score"], seat["points"])
 
 
+PARTS = {
+    "pairs": pair_pools,
+    "league": league_pool,
+    "allocation": allocation_coverage,
+    "savings": lambda host, args: league_savings(
+        host, list(LEAGUE), args.league_cap, args.league_target, args
+    ),
+    "allocated-savings": lambda host, args: league_savings(
+        host, args.alloc_pool.split(","), args.alloc_cap, args.league_target, args
+    ),
+}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--a", default="bayes")
@@ -282,12 +442,17 @@ def main() -> None:
     parser.add_argument("--league-deals", type=int, default=20)
     parser.add_argument("--alloc-pool", default="bayes,pressure,random,bayes,pressure,random")
     parser.add_argument("--alloc-cap", type=int, default=900)
+    parser.add_argument("--alloc-ref", type=int, default=200, help="real tables per group")
+    parser.add_argument("--alloc-balanced", type=int, default=6000, help="tables of balanced")
+    parser.add_argument("--alloc-runs", type=int, default=1000)
+    parser.add_argument(
+        "--league-rounds", default="15,4", help="round sizes for the width rule, besides a tenth"
+    )
+    parser.add_argument("--parts", default=",".join(PARTS), help="which parts to run")
     args = parser.parse_args()
     host = load()
-    pair_pools(host, args)
-    league_pool(host, args)
-    league_savings(host, list(LEAGUE), args.league_cap, args.league_target, args)
-    league_savings(host, args.alloc_pool.split(","), args.alloc_cap, args.league_target, args)
+    for part in args.parts.split(","):
+        PARTS[part](host, args)
 
 
 if __name__ == "__main__":
