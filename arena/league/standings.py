@@ -55,7 +55,7 @@ MIN_GROUPS = 10
 groups seated by rotations, before, held only from 40)."""
 MIN_PAIRED_GROUPS = {4: 5}
 """The same for strat-t over paired groups, by seat count: measured with four seats only
-(94.1-96.3% at 5 to 40 groups); other seat counts are marked as :data:`MIN_GROUPS`."""
+(94.2-96.1% at 5 to 40 groups); other seat counts are marked as :data:`MIN_GROUPS`."""
 COVERED = "ok"
 TOO_FEW = "too few tables"
 T, STRAT_T = "t", "strat-t"
