@@ -267,12 +267,12 @@ def _unclipped(sums: TableSums, kind: str, method: str, seed: int) -> np.ndarray
         tables = Tables(range(g), duplicate=True, partners=Partners(tuple(NAMES), {}))
         return np.concatenate(
             [
-                tables.intervals(numerator[rows].T, denominator[rows].T, b, strata[:, rows])[0]
+                tables.intervals(numerator[rows].T, denominator[rows].T, b, strata[:, rows])[1]
                 for rows, b in TARGETS
             ]
         )
     if method == "strat-t":  # a seating missing from the tables: the whole range
-        found = Tables(range(g)).stratified_ci((numerator / denominator).T, strata, 3, (-1, 1))
+        found, _ = Tables(range(g)).stratified_ci((numerator / denominator).T, strata, 3, (-1, 1))
         return np.where(np.isnan(found), [-np.inf, np.inf], found)
     rng = seeding.stream(seed, BENCH)
     g = numerator.shape[1]

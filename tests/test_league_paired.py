@@ -200,16 +200,18 @@ def test_a_strat_t_interval_by_hand():
     assert b.ci95 == pytest.approx((0.5, 0.5))
 
 
-def test_five_paired_groups_centre_on_the_partners_not_the_plain_mean():
+def test_five_paired_groups_show_the_partners_mean_their_interval_is_drawn_around():
     # Groups 0-4: B 0.50 0.60 (0.55), C 0.40 0.60 (0.50), D 0.70 (0.70): centre
     # 1.75 / 3 = 0.583333, where the plain mean is 2.8 / 5 = 0.56 (D's group counts once
-    # and the others twice). SS 0.005 + 0.02 = 0.025 over 5 - 3 = 2 df, s^2 = 0.0125;
+    # and the others twice). The figure shown is the centre: a plain mean beside a
+    # stratified interval could lie outside it.
+    # SS 0.005 + 0.02 = 0.025 over 5 - 3 = 2 df, s^2 = 0.0125;
     # SE = sqrt(0.0125 (1/2 + 1/2 + 1)) / 3 = 0.052705, t(0.975, 2) = 4.302653,
     # half = 0.226770: [0.356564, 0.810103]. Five paired groups of four seats: ok.
     values = {"A": A_SCORES[:5], **{n: [0.5] * 5 for n in "BCD"}}
     groups = Tables(range(5), duplicate=True, partners=hand_partners(5))
     a = next(s for s in standings(group_rows(values), groups) if s.entrant == "A")
-    assert a.mean_score == pytest.approx(0.56)
+    assert a.mean_score == pytest.approx(0.583333, abs=1e-6)
     assert a.ci95 == pytest.approx((0.356564, 0.810103), abs=1e-6)
     assert (a.ci_method, a.ci_coverage) == ("strat-t", "ok")
 
@@ -242,7 +244,8 @@ def test_a_strat_t_head_to_head_by_hand():
     groups = Tables(range(6), duplicate=True, partners=hand_partners(6))
     cells = {(h.entrant, h.opponent): h for h in head_to_head(taken, seated, groups)}
     ab, ba = cells["A", "B"], cells["B", "A"]
-    assert ab.per_deal == pytest.approx(12 / 240)
+    assert ab.per_deal == pytest.approx(0.05)  # the centre; 12 / 240 too, with six groups
+    assert ba.per_deal == pytest.approx(-0.05)
     assert ab.ci95 == pytest.approx((-0.041870, 0.141870), abs=1e-6)
     assert ba.ci95 == pytest.approx((-0.141870, 0.041870), abs=1e-6)
     assert (ab.ci_method, ab.ci_coverage, ab.to_json()["ciMethod"]) == ("strat-t", "ok", "strat-t")

@@ -256,29 +256,37 @@ class Tables:
         bounds: tuple[float, float],
         strata: np.ndarray | None = None,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """:meth:`ratio_ci`'s intervals and tables, with :meth:`stratified_ci`'s in place of
-        the t-interval for each column whose every table's stratum is known and where one
-        can be drawn; and which method drew each column's (:data:`T`, :data:`STRAT_T`)."""
+        """Each column's estimate and its interval: sum(numerator) / sum(denominator) with
+        :meth:`ratio_ci`'s t-interval, or, for each column whose every table's stratum is
+        known and where one can be drawn, :meth:`stratified_ci`'s mean of the strata's means
+        with its interval: the figure shown is always the one its interval is drawn around.
+        Also how many tables each column's data came from, and which method drew it
+        (:data:`T`, :data:`STRAT_T`)."""
         ci, tables = self.ratio_ci(numerator, denominator, bounds)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            estimate = numerator.sum(0) / denominator.sum(0)
         ci = ci.copy()
         methods = np.full(len(tables), T, dtype=object)
         if strata is None:
-            return ci, tables, methods
+            return estimate, ci, tables, methods
         present = denominator > 0
         known = (strata >= 0) | ~present
         with np.errstate(invalid="ignore", divide="ignore"):
             values = np.where(present, numerator / denominator, np.nan)
         levels = self.partners.levels
-        stratified = self.stratified_ci(values, np.where(present, strata, -1), levels, bounds)
+        stratified, centre = self.stratified_ci(
+            values, np.where(present, strata, -1), levels, bounds
+        )
         drawn = known.all(0) & np.isfinite(stratified).all(1)
-        ci[drawn], methods[drawn] = stratified[drawn], STRAT_T
-        return ci, tables, methods
+        ci[drawn], methods[drawn], estimate[drawn] = stratified[drawn], STRAT_T, centre[drawn]
+        return estimate, ci, tables, methods
 
     def stratified_ci(
         self, values: np.ndarray, strata: np.ndarray, levels: int, bounds: tuple[float, float]
-    ) -> np.ndarray:
+    ) -> tuple[np.ndarray, np.ndarray]:
         """(columns, 2): each column's ``1 - alpha`` strat-t interval, clipped to ``bounds``
-        (rows are tables; a table's stratum 0..levels-1, -1 where the column has no data).
+        (rows are tables; a table's stratum 0..levels-1, -1 where the column has no data),
+        and (columns,): the figure it is drawn around.
 
         The figure is the mean of the strata's means, each stratum 1/``levels`` likely by
         the design; with G tables, n_h in stratum h and s^2 the spread within strata pooled
@@ -286,6 +294,7 @@ class Tables:
         / levels. NaN where a stratum has no table or no df is left.
         """
         found = np.full((values.shape[1], 2), np.nan)
+        centre = np.full(values.shape[1], np.nan)
         for column in range(values.shape[1]):
             seen = strata[:, column] >= 0
             h, y = strata[seen, column], values[seen, column]
@@ -297,8 +306,9 @@ class Tables:
             spread = ((y - means[h]) ** 2).sum() / df
             t = stats.t.ppf(1 - self.alpha / 2, df)
             half = t * np.sqrt(spread * (1 / counts).sum()) / levels
-            found[column] = np.clip([means.mean() - half, means.mean() + half], *bounds)
-        return found
+            centre[column] = means.mean()
+            found[column] = np.clip([centre[column] - half, centre[column] + half], *bounds)
+        return found, centre
 
     def ratio_ci(
         self,
@@ -353,8 +363,7 @@ def standings(rows: Iterable[SeatRow], groups: Tables | None = None) -> list[Sta
         for name, values in scores.items():
             sums[t, column[name]] += sum(values) / len(values)
             counts[t, column[name]] += 1
-    means = sums.sum(0) / counts.sum(0)
-    ci, tables, methods = groups.intervals(sums, counts, SCORE_RANGE, groups.strata(names))
+    means, ci, tables, methods = groups.intervals(sums, counts, SCORE_RANGE, groups.strata(names))
     ratings = rate(by_episode)
     table = [
         Standing(
@@ -428,11 +437,12 @@ def head_to_head(
     strata = groups.strata(names)  # a pair by its first entrant's partner
     if strata is not None:
         strata = np.repeat(strata[:, :, None], e, axis=2).reshape(n, -1)
-    ci, met, methods = groups.intervals(
+    per_deal, ci, met, methods = groups.intervals(
         net.reshape(n, -1), deals.reshape(n, -1), PER_DEAL_RANGE, strata
     )
-    ci, met, methods = ci.reshape(e, e, 2), met.reshape(e, e), methods.reshape(e, e)
-    totals, played, net_total = took.sum(0), deals.sum(0), net.sum(0)
+    per_deal, ci = per_deal.reshape(e, e), ci.reshape(e, e, 2)
+    met, methods = met.reshape(e, e), methods.reshape(e, e)
+    totals, played = took.sum(0), deals.sum(0)
     return [
         HeadToHead(
             entrant=a,
@@ -440,7 +450,7 @@ def head_to_head(
             deals=int(played[i, j]),
             took=int(totals[i, j]),
             gave=int(totals[j, i]),
-            per_deal=float(net_total[i, j] / played[i, j]),
+            per_deal=float(per_deal[i, j]),
             ci95=(float(ci[i, j, 0]), float(ci[i, j, 1])),
             ci_tables=int(met[i, j]),
             ci_coverage=groups.coverage(int(met[i, j]), methods[i, j]),
