@@ -302,3 +302,19 @@ def test_other_settings_are_still_refused_as_other_settings(tmp_path):
             store.check(spec.settings())
     finally:
         store.close()
+
+
+def test_a_paired_target_league_narrows_by_the_intervals_it_stopped_on(tmp_path):
+    """The stop reads the standings (strat-t in a paired league); the report's narrowing
+    must draw each look the same way, so its last look is the standings' half-widths."""
+    db = tmp_path / "target.sqlite"
+    args = ["--pool", "bayes,pressure,random,bayes", "--duplicate", "--deals", "4"]
+    args += ["--tables", "40", "--target-ci", "0.2", "--seed", "3", "--db", str(db)]
+    assert main(["league", "run", *args]) == 0
+    report = league_report(db)
+    shown = {s["entrant"]: (s["ci95"][1] - s["ci95"][0]) / 2 for s in report["standings"]}
+    assert {s["ciMethod"] for s in report["standings"]} == {"strat-t"}
+    last = report["narrowing"][-1]
+    assert last["tables"] < 40  # it stopped at the target, before the cap
+    assert last["halfWidth"] == pytest.approx(shown, abs=1e-12)
+    assert max(shown.values()) <= 0.2

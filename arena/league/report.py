@@ -86,7 +86,11 @@ def league_report(path: str | Path, reporters: list[Reporter] = ()) -> dict[str,
     return {
         "league": settings | {"episodesStored": len(results), "lookLevel": 1 - alpha} | stop,
         **ranking(seats, taken, alpha, partnered),
-        **({"narrowing": narrowing(seats, settings)} if settings.get("looks", 1) > 1 else {}),
+        **(
+            {"narrowing": narrowing(seats, settings, partnered)}
+            if settings.get("looks", 1) > 1
+            else {}
+        ),
         **({"separation": separation(seats, settings)} if settings.get("separate") else {}),
         "cost": cost,
         "audit": run_pooled(reporters, results) if results else {},
@@ -136,9 +140,12 @@ def _stop(path: str | Path, db) -> dict[str, Any]:
     return {"stopped": rows[0][0], "stoppedAfterTables": rows[0][1]} if rows else {}
 
 
-def narrowing(seats: list[tuple], settings: dict[str, Any]) -> list[dict[str, Any]]:
+def narrowing(
+    seats: list[tuple], settings: dict[str, Any], partnered: Partners | None = None
+) -> list[dict[str, Any]]:
     """Each entrant's half-width at each look a ``--target-ci`` league took, as it was then:
-    the standings of the tables of the rounds played so far, at the league's per-look level."""
+    the standings of the tables of the rounds played so far, at the league's per-look level,
+    drawn as the standings draw them (post-stratified in a paired league, as its stop was)."""
     size, _ = league_rounds(
         settings["tables"], len(settings["entrants"]), settings.get("separate", False)
     )
@@ -146,7 +153,7 @@ def narrowing(seats: list[tuple], settings: dict[str, Any]) -> list[dict[str, An
     found = []
     for end in range(size, min(played, settings["tables"]) + size, size):
         shown = [row for row in seats if row[1] < end]
-        table = ranking(shown, [], look_alpha(settings))["standings"]
+        table = ranking(shown, [], look_alpha(settings), partnered)["standings"]
         found.append(
             {
                 "tables": min(end, played),
