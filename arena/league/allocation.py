@@ -30,9 +30,8 @@ from pathlib import Path
 
 import attrs
 
-from arena import seeding
 from arena.league.config import LeagueSpec
-from arena.league.schedule import LEAGUE, Draw, draw_seed
+from arena.league.schedule import Draw, draw_seed, pick_seats
 from arena.league.standings import SeatRow, Tables, standings
 from arena.league.store import checked_rows, reading
 
@@ -68,22 +67,21 @@ def allocated_draws(spec: LeagueSpec, evidence: Evidences) -> Iterator[Draw]:
     names = [e.name for e in spec.entrants]
     count = [0] * len(names)
     need, cost = [0.0] * len(names), [FLOOR_USD] * len(names)
+
+    def priority(entrant: int) -> tuple:  # the neediest per dollar, then the cheapest
+        return -need[entrant] / cost[entrant], cost[entrant], count[entrant]
+
+    def seated(entrant: int) -> None:
+        need[entrant] = max(0.0, need[entrant] - 1)
+        count[entrant] += 1
+
     for table in range(spec.tables):
         if table % spec.round_tables == 0 and table:  # the first round: nothing known yet
             known = evidence(table)
             missing = Evidence(math.inf, 0, 0.0)
             need = [known.get(name, missing).need(spec.target_ci) for name in names]
             cost = [known.get(name, missing).cost for name in names]
-        rng = seeding.stream(spec.seed, LEAGUE, table)
-        order = rng.permutation(len(names)).tolist()
-        place = {entrant: position for position, entrant in enumerate(order)}
-        picks: list[int] = []
-        for _ in range(spec.table.seats):
-            free = [e for e in order if spec.allow_repeat or e not in picks]
-            chosen = min(free, key=lambda e: (-need[e] / cost[e], cost[e], count[e], place[e]))
-            need[chosen] = max(0.0, need[chosen] - 1)
-            count[chosen] += 1
-            picks.append(chosen)
+        picks, place, rng = pick_seats(spec, table, priority, seated)
         yield sorted(picks, key=place.get), draw_seed(rng)
 
 

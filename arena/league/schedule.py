@@ -39,7 +39,7 @@ from __future__ import annotations
 import functools
 import itertools
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 import attrs
@@ -47,6 +47,8 @@ import attrs
 from arena import seeding
 
 if TYPE_CHECKING:  # the store imports this module's DUPLICATE_SCHEDULE, and runner the store
+    import numpy as np
+
     from arena.league.config import LeagueSpec
     from arena.runner import EpisodeRequest
 
@@ -178,18 +180,37 @@ Draw = tuple[list[int], int]
 """A table's entrants by slot (indices into the league's entrants) and its episode seed."""
 
 
+def pick_seats(
+    spec: LeagueSpec,
+    table: int,
+    priority: Callable[[int], tuple],
+    picked: Callable[[int], None],
+) -> tuple[list[int], dict[int, int], np.random.Generator]:
+    """Table ``table``'s entrants, a seat at a time: the free entrant whose ``priority``
+    is lowest, ties by the table's seeded order, then ``picked(it)`` (which may change the
+    priorities of the next seat). Also each entrant's place in that order, and the
+    table's stream, from which its episode seed is drawn next (:func:`draw_seed`)."""
+    rng = seeding.stream(spec.seed, LEAGUE, table)
+    order = rng.permutation(len(spec.entrants)).tolist()
+    place = {entrant: position for position, entrant in enumerate(order)}
+    picks: list[int] = []
+    for _ in range(spec.table.seats):
+        free = [e for e in order if spec.allow_repeat or e not in picks]
+        chosen = min(free, key=lambda e: (*priority(e), place[e]))
+        picked(chosen)
+        picks.append(chosen)
+    return picks, place, rng
+
+
 def _balanced(spec: LeagueSpec) -> Iterator[Draw]:
+    """Each seat to the entrant seated least so far."""
     count = [0] * len(spec.entrants)
+
+    def seated(entrant: int) -> None:
+        count[entrant] += 1
+
     for table in range(spec.tables):
-        rng = seeding.stream(spec.seed, LEAGUE, table)
-        order = rng.permutation(len(count)).tolist()
-        place = {entrant: position for position, entrant in enumerate(order)}
-        picks: list[int] = []
-        for _ in range(spec.table.seats):
-            free = [e for e in order if spec.allow_repeat or e not in picks]
-            chosen = min(free, key=lambda e: (count[e], place[e]))
-            count[chosen] += 1
-            picks.append(chosen)
+        picks, _, rng = pick_seats(spec, table, lambda e: (count[e],), seated)
         yield picks, draw_seed(rng)
 
 
