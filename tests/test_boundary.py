@@ -19,7 +19,7 @@ from arena.engine import Engine, EpisodeConfig
 from arena.plugins import UnknownName, load
 from arena.rules import TableRules
 from arena.runner import EpisodeRequest, run_episode
-from arena.sandbox.policy import Limits, PolicyError, SandboxPolicy
+from arena.sandbox.policy import Limits, SandboxPolicy, SandboxSetupError
 from arena.sandbox.protocol import HEADER, ProtocolError, encode, read_frame
 from arena.sandbox.views import ViewReceiver, ViewSender
 from arena.seats import SeatSpec
@@ -113,7 +113,7 @@ def test_sandbox_bwrap_refuses_to_run_without_bubblewrap(tmp_path):
 
 
 def test_a_bad_limit_is_one_line():
-    with pytest.raises(PolicyError, match="ARENA_SANDBOX_TIMEOUT is not a number: 'soon'"):
+    with pytest.raises(SandboxSetupError, match="ARENA_SANDBOX_TIMEOUT is not a number: 'soon'"):
         SandboxPolicy.choose({"ARENA_SANDBOX_TIMEOUT": "soon"})
 
 

@@ -31,7 +31,7 @@ from arena.league.store import StoreError
 from arena.outputs import OutputFailed, OutputRefused
 from arena.plugins import DuplicateName, PluginHost, UnknownName, load
 from arena.runner import EpisodeInterrupted, SetupError, Terminated
-from arena.sandbox.policy import CHOICES, PolicyError, SandboxPolicy
+from arena.sandbox.policy import CHOICES, SandboxPolicy, SandboxSetupError
 from arena.terminal_text import printable
 
 COMMANDS = {
@@ -57,7 +57,7 @@ USER_ERRORS = (
     LogError,
     LogExists,
     StoreError,
-    PolicyError,
+    SandboxSetupError,
     LeagueError,
     OutputRefused,
 )

@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from arena.registry import Registry, UnknownName
 from arena.sandbox.describe import DescriptionCache, sandboxed_plugins
 from arena.sandbox.discovery import discover
-from arena.sandbox.policy import PolicyError, SandboxPolicy
+from arena.sandbox.policy import SandboxPolicy
 from arena.sandbox.pool import EARLY_WORKERS
 from arena.sandbox.protocol import WorkerCode
 from arena.sandbox.remote import Worker
@@ -38,7 +38,7 @@ def start(
     try:
         policy = SandboxPolicy.choose(environ, sandbox, tuple(trust))
         specs = [SeatSpec.parse(part) for text in seat_specs for part in text.split(",")]
-    except (PolicyError, ValueError):  # the command's own parse says what is wrong
+    except ValueError:  # a bad option or sandbox setting: the command's own parse says so
         return
     if policy.isolation == "in-process" or environ.get("ARENA_DISABLE_PLUGIN_AUTOLOAD"):
         return

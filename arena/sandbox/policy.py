@@ -27,7 +27,7 @@ ISOLATIONS = ("bwrap", "process", "in-process")
 CHOICES = ("auto", "bwrap", "process", "off")
 
 
-class PolicyError(ValueError):
+class SandboxSetupError(ValueError):
     """The sandbox cannot be set up as asked; the message is one line for the user."""
 
 
@@ -86,12 +86,14 @@ class SandboxPolicy:
         """The policy ``--sandbox``/``ARENA_SANDBOX`` and ``--trust``/``ARENA_TRUST`` ask for."""
         choice = sandbox or environ.get("ARENA_SANDBOX", "auto") or "auto"
         if choice not in CHOICES:
-            raise PolicyError(f"ARENA_SANDBOX must be auto, bwrap, process or off, not {choice!r}")
+            raise SandboxSetupError(
+                f"ARENA_SANDBOX must be auto, bwrap, process or off, not {choice!r}"
+            )
         has_bwrap = which("bwrap") is not None
         if choice == "bwrap" and not has_bwrap:
-            raise PolicyError("--sandbox bwrap, but bubblewrap (bwrap) is not installed")
+            raise SandboxSetupError("--sandbox bwrap, but bubblewrap (bwrap) is not installed")
         if os.geteuid() == 0 and choice != "off" and which("setpriv") is None:
-            raise PolicyError(
+            raise SandboxSetupError(
                 "the arena runs as root and setpriv (util-linux) is not installed: "
                 "workers could not drop to their own uid (ARENA_SANDBOX=off runs no workers)"
             )
@@ -104,7 +106,7 @@ class SandboxPolicy:
                 try:
                     limits[field] = kind(environ[variable])
                 except ValueError:
-                    raise PolicyError(
+                    raise SandboxSetupError(
                         f"{variable} is not a number: {environ[variable]!r}"
                     ) from None
         named = {d.strip() for d in environ.get("ARENA_TRUST", "").split(",") if d.strip()}
