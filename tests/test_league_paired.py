@@ -17,9 +17,9 @@ from collections import Counter
 
 import attrs
 import pytest
+from duplicate_leagues import NAMES, entrants, in_table_order, league
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_league_duplicate import NAMES, entrants, in_table_order, league
 
 from arena import seeding
 from arena.cli import main
