@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from arena.league.run import run_league
 from arena.league.store import LeagueStore
 
@@ -15,6 +17,17 @@ def play(path, league, host, executor="serial", **options):
         return run_league(league, store, host, executor=executor, **options)
     finally:
         store.close()
+
+
+def play_until_interrupted(path, league, host, after: int) -> None:
+    """``league`` into ``path``, stopped by a Ctrl-C once ``after`` tables are done."""
+
+    def interrupt(progress):
+        if progress.done >= after:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        play(path, league, host, progress=interrupt)
 
 
 def league_process(db, *args: str, **popen) -> subprocess.Popen:

@@ -8,7 +8,7 @@ import sqlite3
 
 import attrs
 import pytest
-from league_runs import play
+from league_runs import play, play_until_interrupted
 
 from arena.league.allocation import FLOOR_USD, Evidence, allocated_draws, stored_evidence
 from arena.league.config import LeagueSpec, pool_entrants
@@ -106,13 +106,8 @@ def test_an_allocated_league_resumes_to_the_same_tables(tmp_path, host):
     state = play(whole, SPREAD, host)
     assert state.stopped == "target" and state.done < SPREAD.tables
 
-    def interrupt(progress):
-        if progress.done >= 32:  # inside the sixth round of 6 tables (30 to 35)
-            raise KeyboardInterrupt
-
     broken = tmp_path / "broken.sqlite"
-    with pytest.raises(KeyboardInterrupt):
-        play(broken, SPREAD, host, progress=interrupt)
+    play_until_interrupted(broken, SPREAD, host, 32)  # inside the sixth round of 6 (30 to 35)
     assert 32 <= len(_tables(broken)[0]) < len(_tables(whole)[0])
     play(broken, SPREAD, host)
     assert _tables(broken) == _tables(whole)

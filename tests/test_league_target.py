@@ -8,7 +8,7 @@ import sqlite3
 import attrs
 import numpy as np
 import pytest
-from league_runs import play
+from league_runs import play, play_until_interrupted
 from scipy import stats
 
 from arena.cli import main
@@ -89,13 +89,8 @@ def test_a_stopped_league_resumes_to_the_same_tables(tmp_path, host):
     whole = tmp_path / "whole.sqlite"
     play(whole, TARGET, host)
 
-    def interrupt(state):
-        if state.done >= 30:  # inside the eighth round of 4 tables (28 to 32)
-            raise KeyboardInterrupt
-
     broken = tmp_path / "broken.sqlite"
-    with pytest.raises(KeyboardInterrupt):
-        play(broken, TARGET, host, progress=interrupt)
+    play_until_interrupted(broken, TARGET, host, 30)  # inside the eighth round of 4 (28 to 32)
     assert 30 <= len(_episodes(broken)) < len(_episodes(whole))
     resumed = play(broken, TARGET, host)
     assert resumed.stopped == "target"
