@@ -19,7 +19,7 @@ def play(path, league, host, executor="serial", **options):
         store.close()
 
 
-def play_until_interrupted(path, league, host, after: int) -> None:
+def play_until_interrupted(path, league, host, after: int, **options) -> None:
     """``league`` into ``path``, stopped by a Ctrl-C once ``after`` tables are done."""
 
     def interrupt(progress):
@@ -27,7 +27,7 @@ def play_until_interrupted(path, league, host, after: int) -> None:
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        play(path, league, host, progress=interrupt)
+        play(path, league, host, progress=interrupt, **options)
 
 
 def league_process(db, *args: str, **popen) -> subprocess.Popen:

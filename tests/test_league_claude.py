@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 from claude_tables import offline  # noqa: F401  (autouse: no key, closed loopback URL)
 from genai_prices import Usage, calc_price
-from league_runs import play
+from league_runs import play, play_until_interrupted
 from messages_server import Fail, MessagesServer, table_player, text
 
 from arena import limits as limiter
@@ -136,12 +136,7 @@ def test_claude_entrants_without_a_key_are_refused_unless_stand_ins_are_allowed(
 
 def test_stand_in_episodes_are_never_pooled_with_real_ones(tmp_path, host, monkeypatch):
     # The story: run without a key (on purpose), stop, resume with a key.
-    def stop_after_two(state):
-        if state.done >= 2:
-            raise KeyboardInterrupt
-
-    with pytest.raises(KeyboardInterrupt):
-        play(tmp_path / "l.sqlite", LEAGUE, host, allow_stand_in=True, progress=stop_after_two)
+    play_until_interrupted(tmp_path / "l.sqlite", LEAGUE, host, 2, allow_stand_in=True)
     with serve(monkeypatch, MessagesServer(table_player())):
         play(tmp_path / "l.sqlite", LEAGUE, host)
     names = {row["entrant"]: row for row in league_report(tmp_path / "l.sqlite")["standings"]}
@@ -309,15 +304,10 @@ def test_a_model_switched_mid_league_is_priced_per_model(tmp_path, host, monkeyp
         entrants=(Entrant("c", SeatSpec.parse("claude:honest")), *SCRIPTED_FILL), **SMALL
     )
 
-    def stop_after_one(state):
-        if state.done >= 1:
-            raise KeyboardInterrupt
-
     path = tmp_path / "l.sqlite"
     with serve(monkeypatch, MessagesServer(table_player())):
         monkeypatch.setenv("ARENA_CLAUDE_MODEL", "claude-sonnet-4-6")
-        with pytest.raises(KeyboardInterrupt):
-            play(path, league, host, progress=stop_after_one)
+        play_until_interrupted(path, league, host, 1)
         monkeypatch.setenv("ARENA_CLAUDE_MODEL", "claude-haiku-4-5")
         play(path, league, host)
     cost = league_report(path)["cost"]
