@@ -8,8 +8,9 @@ import pytest
 from claude_tables import api, offline  # noqa: F401  (offline autouse; api serves loopback)
 
 from arena.cli import main
-from arena.league.compare import compare, looks_allowed, paired_interval, seating
+from arena.league.compare import compare, looks_allowed, seating
 from arena.league.config import LeagueError
+from arena.league.standings import paired_interval
 from arena.runner import EpisodeRequest
 from arena.seats import SeatSpec
 

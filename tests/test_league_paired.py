@@ -23,7 +23,8 @@ from hypothesis import strategies as st
 
 from arena import seeding
 from arena.cli import main
-from arena.league.report import league_report
+from arena.league.looks import ALPHA
+from arena.league.report import league_report, ranking, separation
 from arena.league.schedule import DUPLICATE_SCHEDULE, paired, pairing, schedule
 from arena.league.standings import (
     Partners,
@@ -318,3 +319,18 @@ def test_a_paired_target_league_narrows_by_the_intervals_it_stopped_on(tmp_path)
     assert last["tables"] < 40  # it stopped at the target, before the cap
     assert last["halfWidth"] == pytest.approx(shown, abs=1e-12)
     assert max(shown.values()) <= 0.2
+
+
+def test_separate_checks_the_pairs_of_the_ranking_the_standings_show():
+    # Five paired groups: A's partner-weighted mean is 0.583333 (worked above) where its
+    # plain mean is 0.56; B scores 0.57 every time, C 0.2 and D 0.1. The standings rank
+    # A (0.583) over B (0.57); a ranking by plain means would put B first. --separate must
+    # check the adjacent pairs of the ranking shown: A-B, B-C, C-D.
+    values = {"A": A_SCORES[:5], "B": [0.57] * 5, "C": [0.2] * 5, "D": [0.1] * 5}
+    seats = [(r.episode, r.table, r.entrant, r.score, 0, 10) for r in group_rows(values)]
+    settings = {"tables": 5, "entrants": list("ABCD"), "targetCi": 0.05, "separate": True}
+    partnered = hand_partners(5)
+    shown = [s["entrant"] for s in ranking(seats, [], ALPHA, partnered)["standings"]]
+    assert shown == ["A", "B", "C", "D"]
+    pairs = [(p["higher"], p["lower"]) for p in separation(seats, settings, partnered)]
+    assert pairs == [("A", "B"), ("B", "C"), ("C", "D")]

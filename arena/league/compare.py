@@ -36,14 +36,13 @@ from arena import seeding
 from arena.league.config import Entrant, LeagueError, LeagueSpec, rounds
 from arena.league.cost import TOKEN_KINDS, price_of, seat_tokens
 from arena.league.looks import (
-    ALPHA,
     Look,
     look_ends,
     pocock_alpha,
     stagewise_interval,
 )
 from arena.league.run import check_league, model_of
-from arena.league.standings import DIFFERENCE_RANGE, Tables
+from arena.league.standings import DIFFERENCE_RANGE, paired_interval
 from arena.plugins import PluginHost
 from arena.runner import EpisodeRequest, run_episode
 from arena.seats import SeatSpec
@@ -126,15 +125,6 @@ class Comparison:
             "ci95": list(self.ci95),
             "cost": self.usd,
         }
-
-
-def paired_interval(differences: Sequence[float], alpha: float = ALPHA) -> tuple[float, float]:
-    """The ``1 - alpha`` t-interval of the mean of ``differences`` (one per pair)."""
-    values = np.asarray(differences, dtype=float)[:, None]
-    ci, _ = Tables(range(len(values))).ratio_ci(
-        values, np.ones_like(values), DIFFERENCE_RANGE, alpha
-    )
-    return float(ci[0, 0]), float(ci[0, 1])
 
 
 def looks_allowed(tables: int, seats: int, target: float | None) -> tuple[int, int]:

@@ -26,7 +26,6 @@ from arena.league.cost import TOKEN_KINDS
 from arena.league.looks import ALPHA, league_alpha, settled
 from arena.league.schedule import DUPLICATE_SCHEDULE, paired
 from arena.league.standings import (
-    DIFFERENCE_RANGE,
     STAND_IN,
     TOO_FEW,
     TOO_FEW_NOTE,
@@ -34,6 +33,7 @@ from arena.league.standings import (
     SeatRow,
     Tables,
     head_to_head,
+    paired_interval,
     partners,
     standings,
 )
@@ -91,7 +91,11 @@ def league_report(path: str | Path, reporters: list[Reporter] = ()) -> dict[str,
             if settings.get("looks", 1) > 1
             else {}
         ),
-        **({"separation": separation(seats, settings)} if settings.get("separate") else {}),
+        **(
+            {"separation": separation(seats, settings, partnered)}
+            if settings.get("separate")
+            else {}
+        ),
         "cost": cost,
         "audit": run_pooled(reporters, results) if results else {},
     }
@@ -163,13 +167,15 @@ def narrowing(
     return found
 
 
-def separation(seats: list[tuple], settings: dict[str, Any]) -> list[dict[str, Any]]:
+def separation(
+    seats: list[tuple], settings: dict[str, Any], partnered: Partners | None = None
+) -> list[dict[str, Any]]:
     """Each adjacent pair in the ranking: the higher one's mean score less the lower one's,
     paired by table (the tables both sat at, each entrant's mean score there), with its
     t-interval at the league's per-look level; ``settled`` when that interval excludes 0 or
     lies within the league's target of 0."""
     alpha = look_alpha(settings)
-    order = [s["entrant"] for s in ranking(seats, [], alpha)["standings"]]
+    order = [s["entrant"] for s in ranking(seats, [], alpha, partnered)["standings"]]
     sums: dict[tuple[int, str], list[float]] = {}
     for _, table, name, score, *_ in seats:
         sums.setdefault((table, name), []).append(score)
@@ -179,18 +185,14 @@ def separation(seats: list[tuple], settings: dict[str, Any]) -> list[dict[str, A
     found = []
     for higher, lower in itertools.pairwise(order):
         both = [t for t in tables if (t, higher) in means and (t, lower) in means]
-        differences = np.array([means[t, higher] - means[t, lower] for t in both]).reshape(-1, 1)
-        low, high = DIFFERENCE_RANGE  # under two shared tables: nothing is ruled out
-        if len(both) >= 2:
-            groups = Tables(range(len(both)), alpha=alpha)
-            ci, _ = groups.ratio_ci(differences, np.ones_like(differences), DIFFERENCE_RANGE)
-            low, high = float(ci[0, 0]), float(ci[0, 1])
+        differences = [means[t, higher] - means[t, lower] for t in both]
+        low, high = paired_interval(differences, alpha)
         found.append(
             {
                 "higher": higher,
                 "lower": lower,
                 "tables": len(both),
-                "difference": float(differences.mean()) if both else 0.0,
+                "difference": float(np.mean(differences)) if both else 0.0,
                 "ci95": [low, high],
                 "settled": settled(low, high, width),
             }

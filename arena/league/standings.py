@@ -339,6 +339,21 @@ class Tables:
         return interval.T, tables
 
 
+def paired_interval(
+    differences: Sequence[float], alpha: float | None = None
+) -> tuple[float, float]:
+    """The ``1 - alpha`` t-interval (by default :class:`Tables`' 95%) of the mean of
+    ``differences``, one per pair (a compared table, or a table two entrants both sat at):
+    under two, nothing is ruled out."""
+    values = np.asarray(differences, dtype=float)[:, None]
+    if len(values) < 2:
+        return DIFFERENCE_RANGE
+    ci, _ = Tables(range(len(values))).ratio_ci(
+        values, np.ones_like(values), DIFFERENCE_RANGE, alpha
+    )
+    return float(ci[0, 0]), float(ci[0, 1])
+
+
 def standings(rows: Iterable[SeatRow], groups: Tables | None = None) -> list[Standing]:
     """Entrants by mean episode score, best first (ties by name)."""
     rows = list(rows)
