@@ -21,6 +21,7 @@ from arena.sandbox.launch import (
     UidBlock,
     block_is_held,
     block_start,
+    live_processes_of,
     workers_left_behind,
 )
 
@@ -71,21 +72,36 @@ def test_a_forked_child_claims_a_block_of_its_own():
     assert theirs in range(UID_BASE, block_start(launch.UID_BLOCKS))
 
 
+def _sleep_as(uids: tuple[int, ...]) -> list[subprocess.Popen]:
+    """One ``sleep`` per uid, returned once each has switched to its uid.
+
+    ``setpriv`` runs as root until it drops to the uid, so a scan made before then would not
+    count the sleeper at all: on a loaded machine the second may switch before the first.
+    """
+    sleepers = [
+        subprocess.Popen(
+            ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "sleep", "30"]
+        )  # fmt: skip
+        for uid in uids
+    ]
+    pids = {sleeper.pid for sleeper in sleepers}
+    deadline = time.monotonic() + 10
+    while not pids <= set(live_processes_of(set(uids).__contains__)):
+        if time.monotonic() > deadline:
+            for sleeper in sleepers:
+                sleeper.kill()
+            raise AssertionError(f"the sleepers did not switch to uids {uids} within 10 s")
+        time.sleep(0.02)
+    return sleepers
+
+
 @pytest.mark.skipif(shutil.which("setpriv") is None, reason="needs setpriv")
 def test_a_worker_of_a_block_nobody_holds_is_left_behind_and_one_of_a_held_block_is_not():
     held = UidBlock()
     ours = held.next_uid()
     free = next(block for block in range(launch.UID_BLOCKS - 1, -1, -1) if not block_is_held(block))
-    sleepers = [
-        subprocess.Popen(
-            ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "sleep", "30"]
-        )  # fmt: skip
-        for uid in (ours, block_start(free))
-    ]
+    sleepers = _sleep_as((ours, block_start(free)))
     try:
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and sleepers[1].pid not in workers_left_behind():
-            time.sleep(0.05)
         left = workers_left_behind()
         assert sleepers[1].pid in left  # its block's arena is gone: a leftover
         assert sleepers[0].pid not in left  # ours: this live process holds its block
@@ -109,16 +125,8 @@ def test_left_behind_by_this_process_group_is_told_from_left_behind_by_another()
             claim, capture_output=True, text=True, check=True, start_new_session=True
         ).stdout
     )
-    sleepers = [
-        subprocess.Popen(
-            ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "sleep", "30"]
-        )  # fmt: skip
-        for uid in (ours, theirs)
-    ]
+    sleepers = _sleep_as((ours, theirs))
     try:
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and sleepers[1].pid not in workers_left_behind():
-            time.sleep(0.05)
         assert {s.pid for s in sleepers} <= set(workers_left_behind())
         mine = workers_left_behind(group=os.getpgrp())
         assert sleepers[0].pid in mine and sleepers[1].pid not in mine
