@@ -237,7 +237,7 @@ def test_a_daemon_left_behind_is_killed_with_the_seat(hostile_host, tmp_path):
 
 def test_a_daemon_that_keeps_forking_is_killed_with_the_seat(hostile_host, tmp_path):
     _, records = play(hostile_host, "forkrunner", tmp_path)
-    assert "attack=forkrunner forkrunner=started" in notes_of(records)
+    assert "attack=forkrunner forkrunner=started" in notes_of(records), faults_of(records)
     # assert_contained found no process under any worker uid. A chased runner can slip
     # between one scan and the next, so look again for a while: the kill came from the
     # worker's own uid, all of its processes at once, and none is left to appear.

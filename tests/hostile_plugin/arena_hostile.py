@@ -10,12 +10,14 @@ At import it does what the issue's hostile plugins did: reads the API key, turns
 the sandbox off through the environment and patches the engine's dealing.
 """
 
+import contextlib
 import ctypes
 import gc
 import os
 import signal
 import socket
 import time
+from typing import NoReturn
 
 from arena import hookimpl
 from arena.seats import Reply
@@ -142,12 +144,27 @@ def attack_forkrunner(arg: str) -> str:
     worker's uid may run 8 processes): each fork's parent exits at once, so a killer
     that scans the process table and then kills what it saw chases them."""
     for _ in range(int(arg or 3)):
-        if os.fork() == 0:
+        try:
+            runner = os.fork()
+        except OSError:  # the runners already fill the uid's process limit
+            break
+        if runner == 0:
             os.setsid()
-            while os.fork() == 0:
-                pass
-            os._exit(0)
+            _run_away()
     return "forkrunner=started"
+
+
+def _run_away() -> NoReturn:
+    """Fork, and end the parent, for ever. Never returns: a runner that returned (a fork
+    refused at the uid's process limit, raised out of the loop) would go on as a second
+    copy of the worker, answering the arena's requests on the worker's pipe."""
+    try:
+        while True:
+            with contextlib.suppress(OSError):  # at the process limit: try again
+                if os.fork() != 0:
+                    break
+    finally:
+        os._exit(0)
 
 
 def attack_stdout(arg: str) -> str:
