@@ -19,11 +19,13 @@ from arena.sandbox.launch import (
     UID_BASE,
     UIDS_PER_ARENA,
     UidBlock,
+    WorkerProcess,
     block_is_held,
     block_start,
     live_processes_of,
     workers_left_behind,
 )
+from arena.sandbox.policy import SandboxPolicy
 
 pytestmark = [
     pytest.mark.sandbox,
@@ -134,3 +136,37 @@ def test_left_behind_by_this_process_group_is_told_from_left_behind_by_another()
         for sleeper in sleepers:
             sleeper.kill()
             sleeper.wait()
+
+
+CHASERS = """
+import contextlib, os
+for _ in range(3):
+    if os.fork() == 0:
+        os.setsid()
+        try:
+            while True:
+                with contextlib.suppress(OSError):
+                    if os.fork() != 0:
+                        break
+        finally:
+            os._exit(0)
+"""
+
+
+@pytest.mark.skipif(shutil.which("setpriv") is None, reason="needs setpriv")
+def test_an_ended_workers_uid_is_killed_even_where_no_scan_sees_its_processes():
+    # Three daemons under the worker's uid that fork away from their pid at every moment,
+    # with no process limit to slow them: most scans of /proc see none of them (3 in 4
+    # here), so a kill that looked first mostly found nothing to kill and left them.
+    worker = WorkerProcess(SandboxPolicy("process"))
+    uid = worker.uid
+    python = shutil.which("python3", path="/usr/bin:/bin")  # one the worker's uid may run
+    as_uid = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
+    subprocess.run([*as_uid, python, "-c", CHASERS], check=True)
+    try:
+        worker.kill()
+        for _look in range(40):
+            assert live_processes_of(lambda owner: owner == uid) == []
+            time.sleep(0.01)
+    finally:  # were they missed, end them as the arena would not have
+        subprocess.run([*as_uid, "/bin/sh", "-c", "kill -s KILL -- -1"], check=False)
