@@ -394,10 +394,10 @@ def _kill_uids(uids: range, running: set[int] | None = None) -> None:
     in 4), so an ended worker's uid is killed without looking first; the scans after it
     only confirm.
     """
-    for _round in range(5):
+    for round_ in range(5):
         if running is None:
             running = _running(uids)
-            if running:  # perhaps still dying from the last kill: killed ones leave when reaped
+            if running and round_:  # perhaps still dying from the last kill: they leave when reaped
                 time.sleep(0.01)
                 running = _running(uids)
         if not running:
