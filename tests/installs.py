@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
+import shutil
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 
@@ -38,3 +42,16 @@ def record_line(root: Path, relative: str) -> str:
     data = (root / relative).read_bytes()
     digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
     return f"{relative},sha256={digest},{len(data)}\n"
+
+
+@contextlib.contextmanager
+def marker_directory(prefix: str) -> Iterator[Path]:
+    """A directory a test plugin leaves its markers in, removed afterwards: under ``/tmp``
+    and writable by all, since a sandboxed worker's uid can neither reach the test's
+    ``tmp_path`` nor write a directory root owns."""
+    markers = Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
+    markers.chmod(0o1777)
+    try:
+        yield markers
+    finally:
+        shutil.rmtree(markers)

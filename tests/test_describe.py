@@ -14,7 +14,6 @@ import os
 import sqlite3
 import subprocess
 import sys
-import tempfile
 import time
 import zlib
 from pathlib import Path
@@ -79,15 +78,11 @@ def tally(tmp_path, monkeypatch):
     site = tmp_path / "site"
     site.mkdir()
     tmp_path.chmod(0o755)
-    markers = Path(tempfile.mkdtemp(prefix="arena-tally-markers-", dir="/tmp"))
-    markers.chmod(0o1777)
-    install(site, markers)
-    monkeypatch.syspath_prepend(str(site))
-    monkeypatch.setenv("PYTHONPATH", str(site))
-    yield site, markers, tmp_path / "cache"
-    for marker in markers.iterdir():
-        marker.unlink()
-    markers.rmdir()
+    with installs.marker_directory("arena-tally-markers-") as markers:
+        install(site, markers)
+        monkeypatch.syspath_prepend(str(site))
+        monkeypatch.setenv("PYTHONPATH", str(site))
+        yield site, markers, tmp_path / "cache"
 
 
 def imported(markers: Path) -> int:

@@ -12,13 +12,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import attrs
 import pytest
-from installs import install
+from installs import install, marker_directory
 
 from arena.cli import main, startup
 from arena.plugins import load
@@ -89,15 +88,11 @@ def early(tmp_path, monkeypatch):
     site = tmp_path / "site"
     site.mkdir()
     tmp_path.chmod(0o755)
-    marks = Path(tempfile.mkdtemp(prefix="arena-early-marks-", dir="/tmp"))
-    marks.chmod(0o1777)
-    source = MODULE.format(marks=str(marks))
-    install(site, "arena-early", {"arena_early": source}, {"early": "arena_early"}, record=True)
-    monkeypatch.syspath_prepend(str(site))
-    yield Installed(site, marks, tmp_path / "cache")
-    for mark in marks.iterdir():
-        mark.unlink()
-    marks.rmdir()
+    with marker_directory("arena-early-marks-") as marks:
+        source = MODULE.format(marks=str(marks))
+        install(site, "arena-early", {"arena_early": source}, {"early": "arena_early"}, record=True)
+        monkeypatch.syspath_prepend(str(site))
+        yield Installed(site, marks, tmp_path / "cache")
 
 
 def wait_until(condition, seconds: float = 30.0) -> None:

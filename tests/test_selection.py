@@ -17,11 +17,10 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
-from installs import install
+from installs import install, marker_directory
 
 from arena.plugins import UnknownName, load
 from arena.runner import EpisodeRequest, run_episode
@@ -67,22 +66,18 @@ def register_seats(register):
 @pytest.fixture
 def zoo(tmp_path, monkeypatch):
     """``arena-zoo`` on the import path; yields the marker directory."""
-    markers = Path(tempfile.mkdtemp(prefix="arena-zoo-markers-", dir="/tmp"))
-    markers.chmod(0o1777)  # the workers' uids write here
     tmp_path.chmod(0o755)
-    modules = {
-        f"arena_{name}": MODULE.format(
-            name=name, markers=str(markers), crash="os._exit(9)" if name == BROKEN else ""
-        )
-        for name in ENTRY_POINTS
-    }
-    install(tmp_path, "arena-zoo", modules, {name: f"arena_{name}" for name in ENTRY_POINTS})
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
-    yield markers
-    for marker in markers.iterdir():
-        marker.unlink()
-    markers.rmdir()
+    with marker_directory("arena-zoo-markers-") as markers:
+        modules = {
+            f"arena_{name}": MODULE.format(
+                name=name, markers=str(markers), crash="os._exit(9)" if name == BROKEN else ""
+            )
+            for name in ENTRY_POINTS
+        }
+        install(tmp_path, "arena-zoo", modules, {name: f"arena_{name}" for name in ENTRY_POINTS})
+        monkeypatch.syspath_prepend(str(tmp_path))
+        monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+        yield markers
 
 
 def imports(markers: Path) -> dict[str, list[int]]:
