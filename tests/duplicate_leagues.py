@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 from arena import seeding
 from arena.league.config import Entrant, LeagueSpec
 from arena.runner import EpisodeRequest
@@ -30,3 +32,13 @@ def in_table_order(fixture) -> list[str]:
     """The fixture's entrants by table position (rules.md rule 1's permutation)."""
     order = seeding.table_order(fixture.request.seed, len(fixture.entrants))
     return [fixture.entrants[slot] for slot in order]
+
+
+def predecessors(rows) -> dict[str, Counter]:
+    """How often each entrant sits right after each other one (rule 5's next position)."""
+    before: dict[str, Counter] = {}
+    for row in rows:
+        seated = in_table_order(row)
+        for i, name in enumerate(seated):
+            before.setdefault(name, Counter())[seated[i - 1]] += 1
+    return before

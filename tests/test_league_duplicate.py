@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections import Counter
 
 import pytest
-from duplicate_leagues import NAMES, in_table_order, league
+from duplicate_leagues import NAMES, in_table_order, league, predecessors
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -22,16 +21,6 @@ from arena.league.config import LeagueSpec
 from arena.league.schedule import DUPLICATE_SCHEDULE, duplicate_order, schedule
 from arena.league.store import LeagueStore, StoreError
 from arena.seats import SeatSpec
-
-
-def predecessors(rows) -> dict[str, Counter]:
-    """How often each entrant sits right after each other one (rule 5's next position)."""
-    before: dict[str, Counter] = {}
-    for row in rows:
-        seated = in_table_order(row)
-        for i, name in enumerate(seated):
-            before.setdefault(name, Counter())[seated[i - 1]] += 1
-    return before
 
 
 def test_four_seats_follow_williams_square():

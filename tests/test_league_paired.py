@@ -17,7 +17,7 @@ from collections import Counter
 
 import attrs
 import pytest
-from duplicate_leagues import NAMES, entrants, in_table_order, league
+from duplicate_leagues import NAMES, entrants, in_table_order, league, predecessors
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -39,13 +39,8 @@ from arena.league.store import LeagueStore, StoreError
 
 def partner_of(rows) -> dict[str, str]:
     """Whom each entrant of one group sits right after twice (rule 5's next position)."""
-    before: dict[str, Counter] = {}
-    for row in rows:
-        ring = in_table_order(row)
-        for i, name in enumerate(ring):
-            before.setdefault(name, Counter())[ring[i - 1]] += 1
     found = {}
-    for name, counts in before.items():
+    for name, counts in predecessors(rows).items():
         (partner, twice), *rest = counts.most_common()
         assert twice == 2 and all(n == 1 for _, n in rest)  # a Williams group
         found[name] = partner
