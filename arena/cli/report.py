@@ -12,6 +12,7 @@ import argparse
 from pathlib import Path
 
 from arena.cli.options import add_log_check_options, load_distinct_logs, log_check_mark
+from arena.extras import install_hint
 from arena.league.report import league_report
 from arena.league.store import SQLITE_MAGIC, league_files
 from arena.outputs import Outputs
@@ -52,8 +53,7 @@ def run(args: argparse.Namespace, host: PluginHost) -> int:
     try:
         from arena.web.report import report_html
     except ImportError:
-        needs = "arena report needs the report extra: pip install 'liars-arena[report]'"
-        raise SetupError(needs) from None
+        raise SetupError(f"arena report needs plotly: {install_hint('report')}") from None
     sources = args.sources
     output = Path(
         args.output
