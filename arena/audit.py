@@ -17,8 +17,10 @@ an ``"error: ..."`` string; the episode and the other sections stand.
 
 The pooled audit (many episodes) is the reporters' business too: a reporter
 registered with ``pool=`` turns many episodes' results into one section. The
-episodes come from a league's store, or from saved logs audited here into the
-same shape (``seats`` and ``audit``), so both sources pool the same numbers.
+audit is handed those results and never reads a league itself: whoever reads one
+(``arena audit --league``) hands over its stored results, and saved logs are
+audited here into the same shape (``seats`` and ``audit``), so both sources pool
+the same numbers. That keeps the audit a layer below the league and the runner.
 """
 
 from __future__ import annotations
@@ -33,7 +35,6 @@ import orjson
 
 from arena.eventlog import LogError, LogRecords, log_lines, parse_line
 from arena.events import Audit, EpisodeSettled, to_line
-from arena.league.store import league_results
 from arena.logs import get_logger
 from arena.outputs import Outputs
 from arena.plugins import Reporter
@@ -157,11 +158,6 @@ def logged_episodes(
     return [
         {"seats": records[0]["seats"], "audit": run_audit(reporters, records)} for records in logs
     ]
-
-
-def league_episodes(path: str | Path) -> list[dict]:
-    """A league's stored results, in schedule order."""
-    return league_results(path)
 
 
 def _by_name(reporters: Iterable[Reporter]) -> list[Reporter]:

@@ -15,14 +15,14 @@ from audit_logs import bid, challenge, deal, result, tail
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arena.audit import league_episodes, logged_episodes, run_pooled
+from arena.audit import logged_episodes, run_pooled
 from arena.check import load_checked
 from arena.cli import main
 from arena.eventlog import read_log
 from arena.league.config import LeagueSpec, pool_entrants
 from arena.league.run import run_league
 from arena.league.schedule import schedule
-from arena.league.store import LeagueStore
+from arena.league.store import LeagueStore, league_results
 from arena.runner import EpisodeRequest, run_episode
 from arena.seats import SeatSpec
 from arena_plugins.collusion_flags import (
@@ -243,7 +243,7 @@ def league(host, tmp_path_factory):
 def test_pooling_a_league_equals_pooling_its_episodes_logs(league, host):
     db, logs = league
     reporters = host.registry.reporters.values()
-    from_store = run_pooled(reporters, league_episodes(db))["flags"]
+    from_store = run_pooled(reporters, league_results(db))["flags"]
     logged = logged_episodes(reporters, [load_checked(path) for path in logs])
     assert from_store == run_pooled(reporters, logged)["flags"]
     # ... and both equal the flags plugin's own pooling of the logs' facings.

@@ -11,7 +11,6 @@ from arena.audit import (
     audit_events,
     audit_json,
     failures,
-    league_episodes,
     logged_episodes,
     rewrite_audit_tail,
     run_audit,
@@ -25,6 +24,7 @@ from arena.cli.options import (
     log_check_mark,
 )
 from arena.eventlog import LogError
+from arena.league.store import league_results
 from arena.plugins import PluginHost
 from arena.terminal_text import cell
 
@@ -93,10 +93,13 @@ def _print_mark(args: argparse.Namespace, console: Console) -> None:
 
 
 def _pooled(args: argparse.Namespace, host: PluginHost) -> int:
-    """Each pooling reporter's section over many episodes (docs/audit.md)."""
+    """Each pooling reporter's section over many episodes (docs/audit.md).
+
+    A league's episodes are read here and handed to the audit, which sits a layer
+    below the league and never reads one itself."""
     reporters = host.registry.reporters.values()
     if args.league:
-        episodes = league_episodes(args.league)
+        episodes = league_results(args.league)
     else:
         logs = load_distinct_logs(args, host, args.logs)
         episodes = logged_episodes(reporters, [records for _, records in logs])
