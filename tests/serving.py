@@ -113,11 +113,11 @@ def serve(tmp: Path, *args: str):
 class EventReader:
     """A tab's event stream, read in a thread into a list of messages."""
 
-    def __init__(self, served: Served, token: str):
+    def __init__(self, served: Served, token: str, headers: dict[str, str] | None = None):
         self.messages: list[dict] = []
         address = urllib.parse.urlsplit(served.url)
         connection = http.client.HTTPConnection(address.hostname, address.port, timeout=120)
-        connection.request("GET", f"/api/events/{token}")
+        connection.request("GET", f"/api/events/{token}", headers=headers or {})
         self._socket = connection.sock  # shut down to close the tab from another thread
         self._reply = connection.getresponse()
         self._thread = threading.Thread(target=self._read, daemon=True)

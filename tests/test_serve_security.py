@@ -287,3 +287,59 @@ def test_every_page_of_two_people_is_told_its_own_link_only(served):
         assert hello["link"] == link and hello["you"] == (None if who == "watch" else int(who))
         others = [token_of(url) for url in links.values() if url != link]
         assert not any(token in json.dumps(tab.messages) for token in others), who
+
+
+# --- the exact bounds of a count and of a quoted bad value -----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("declared", "status", "expected"),
+    [
+        # 18 digits is still a count: 10**17 bytes is over the 64 KiB cap, refused unread.
+        ("1" + "0" * 17, 413, f"the body is over {MAX_BODY} bytes"),
+        # 19 and 20 digits are past any real count (and near or past 2**63): not read as one.
+        ("1" + "0" * 18, 400, "Content-Length '1000000000000000000' is not a byte count"),
+        ("1" + "0" * 19, 400, "Content-Length '10000000000000000000' is not a byte count"),
+    ],
+)
+def test_a_content_length_of_19_digits_or_more_is_not_a_count(served, declared, status, expected):
+    headers = {**served.page_headers(), "Content-Length": declared}
+    answer, body = served.send("POST", "/api/tables", b"", headers)
+    assert (answer, reason(body)) == (status, expected)
+    assert_nothing_started(served)
+
+
+def test_a_stream_reconnecting_with_last_event_id_resumes_after_it(served):
+    status, table = served.post("/api/tables", TABLE)
+    token = token_of(table["people"]["0"])
+    tab = EventReader(served, token)
+    index, _turn = tab.wait_for("turn")  # hello (0), a deal's news, then the turn
+    seen = tab.messages[: index + 1]
+    tab.close()
+    assert index >= 2 and [m["id"] for m in seen] == list(range(index + 1))
+    # A browser that saw message 1 reconnects naming it: the stream goes on at message 2.
+    again = EventReader(served, token, {"Last-Event-ID": "1"})
+    again.wait_for("turn")
+    again.close()
+    assert again.messages[: index - 1] == seen[2:]
+
+
+def test_a_bad_value_is_quoted_whole_up_to_40_characters_then_cut(served):
+    # "x" * 38 quotes as 40 characters ('...' with its two quotes): shown whole. One more
+    # is 41: cut to its first 37 characters (the quote and 36 x) and "...", 40 again.
+    cases = {
+        "x" * 38: "seed must be a whole number, got '" + "x" * 38 + "'",
+        "x" * 39: "seed must be a whole number, got '" + "x" * 36 + "...",
+    }
+    for seed, expected in cases.items():
+        body = json.dumps({**TABLE, "seed": seed}).encode()
+        status, reply = served.send("POST", "/api/tables", body, served.page_headers())
+        assert (status, reason(reply)) == (400, expected)
+    # A header is quoted from its first 40 characters: 41 "a" show as 40 in quotes.
+    status, table = served.post("/api/tables", TABLE)
+    token = token_of(table["watch"])
+    status, body = served.send("GET", f"/api/events/{token}", headers={"Last-Event-ID": "a" * 41})
+    assert (status, reason(body)) == (
+        400,
+        "Last-Event-ID must be a message number, got '" + "a" * 40 + "'",
+    )
