@@ -83,21 +83,21 @@ def read_lines(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_bytes().split(b"\n") if line]
 
 
-def serve(tmp: Path, *args: str):
-    """Start ``arena serve --port 0`` logging to ``tmp/logs`` (kept across restarts); yields
-    a :class:`Served`, then stops it with Ctrl-C."""
-    log_dir = tmp / "logs"
-    log_dir.mkdir(exist_ok=True)
+def serve(tmp: Path, *args: str, log_dir: str = "logs", env: dict[str, str] | None = None):
+    """Start ``arena serve --port 0`` in ``tmp``, logging to ``tmp/log_dir`` (made by the
+    server if missing, kept across restarts); yields a :class:`Served`, then stops it with
+    Ctrl-C. ``env``: the server's whole environment (default: this one's)."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "arena.cli", "serve", "--port", "0", "--log-dir", str(log_dir),
-         *args],
+        [sys.executable, "-m", "arena.cli", "serve", "--port", "0", "--log-dir", log_dir, *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-    )  # fmt: skip
+        cwd=tmp,
+        env=env,
+    )
     line = process.stdout.readline()
     assert line.startswith("arena: serving on http://127.0.0.1:"), line + process.stderr.read()
-    served = Served(line.split()[3], log_dir, process)
+    served = Served(line.split()[3], tmp / log_dir, process)
     try:
         yield served
     finally:

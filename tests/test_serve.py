@@ -128,15 +128,30 @@ def test_a_typo_from_the_page_is_answered_not_logged(served):
     assert main(["check", str(path)]) == 0
 
 
-def test_a_port_in_use_or_a_missing_log_dir_is_one_error_line(tmp_path):
-    missing = run_serve("--port", "0", "--log-dir", str(tmp_path / "nowhere"))
-    assert missing.returncode == 2 and missing.stderr.startswith("arena: error: --log-dir")
+def test_a_port_in_use_or_a_file_as_log_dir_is_one_error_line(tmp_path):
+    (tmp_path / "taken").write_text("not a folder")
+    missing = run_serve("--port", "0", "--log-dir", str(tmp_path / "taken"))
+    assert (missing.returncode, missing.stdout) == (2, "")
+    assert missing.stderr == f"arena: error: --log-dir {tmp_path / 'taken'} is not a directory\n"
+    assert (tmp_path / "taken").read_text() == "not a folder"
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         busy = run_serve("--port", str(taken.getsockname()[1]))
     assert busy.returncode == 2 and busy.stderr.startswith("arena: error: cannot listen on")
     assert "Traceback" not in missing.stderr + busy.stderr
+
+
+def test_a_missing_log_dir_is_made_as_the_docs_use_it(tmp_path):
+    # README and docs/play.md run `arena serve ... --log-dir logs/` in a fresh folder.
+    assert not (tmp_path / "logs").exists()
+    stopping = serve(tmp_path, log_dir="logs/sub/")
+    served = next(stopping)
+    status, _table = served.post("/api/tables", {"seats": ["bayes", "bayes"], "deals": 1})
+    assert status == 200
+    path, _records = served.logged()
+    stopping.close()
+    assert path.parent == tmp_path / "logs" / "sub"
 
 
 def test_ctrl_c_settles_a_table_with_no_person_as_quit_with_a_complete_log(tmp_path, capsys):

@@ -60,7 +60,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     serve.add_argument(
         "--log-dir",
         type=Path,
-        help="write each table's event log here (default: kept in memory only)",
+        help="write each table's event log here, made if missing (default: kept in memory only)",
     )
     serve.set_defaults(run=run)
 
@@ -107,9 +107,14 @@ def run(args: argparse.Namespace, host: PluginHost) -> int:
 
 
 def _check_writable(log_dir: Path) -> None:
-    """A log folder that cannot take a file is refused at launch, not at a table's end."""
-    if not log_dir.is_dir():
-        raise SetupError(f"--log-dir {log_dir} is not a directory")
+    """The log folder, made if missing (as ``mkdir -p``); one that cannot take a file is
+    refused at launch, not at a table's end."""
+    try:
+        log_dir.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:  # a file, not a folder, by that name
+        raise SetupError(f"--log-dir {log_dir} is not a directory") from None
+    except OSError as exc:
+        raise SetupError(f"--log-dir {log_dir} cannot be made: {exc.strerror}") from None
     try:
         with tempfile.TemporaryFile(dir=log_dir):
             pass
