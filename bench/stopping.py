@@ -129,8 +129,7 @@ def stopped(
             seen.append(_look(values[:, 0], rule, target, alpha))
         if rule(ci, end, target) or end == ends[-1]:
             if stagewise:
-                low, high = stagewise_interval(seen, alpha)
-                ci = np.clip([[low, high]], *bounds)
+                ci = np.array([stagewise_interval(seen, alpha, bounds)])
             return ci, end
 
 

@@ -6,10 +6,21 @@ import json
 
 import pytest
 from claude_tables import api, offline  # noqa: F401  (offline autouse; api serves loopback)
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from arena.cli import main
-from arena.league.compare import compare, looks_allowed, seating
+from arena.league.compare import (
+    Comparison,
+    Pair,
+    at_stop,
+    compare,
+    looks_allowed,
+    seating,
+    stop_reason,
+)
 from arena.league.config import LeagueError
+from arena.league.looks import look_ends
 from arena.league.standings import paired_interval
 from arena.runner import EpisodeRequest
 from arena.seats import SeatSpec
@@ -67,10 +78,64 @@ def test_swapping_a_and_b_negates_the_difference(host):
     assert ba.verdict() == "B is better"
 
 
-def test_bayes_against_itself_contains_zero(host):
-    result = compare(host, BAYES, BAYES, TABLE, tables=6)
-    assert result.ci95[0] <= 0 <= result.ci95[1]
-    assert result.verdict().startswith("no difference larger than")
+def test_a_seat_against_itself_plays_identically_and_plays_on_to_the_cap(host):
+    # bayes is deterministic, so each twin plays the same episode: every pair differs by
+    # exactly 0. The interval [0, 0] has no width that says how sure it is, so a target
+    # of 0.05 does not stop the run: all 12 tables are played (3 looks of 4), and the
+    # verdict says the two played identically
+    result = compare(host, BAYES, BAYES, TABLE, tables=12, target=0.05)
+    assert result.tables == 12
+    assert result.stopped == "cap"
+    assert result.ci95 == (0.0, 0.0)
+    assert result.verdict() == "A and B played identically: the same score at every table"
+
+
+def test_no_figure_prints_as_a_negative_zero(capsys):
+    # bayes against itself: every difference is 0.0 - 0.0, and a -0.0 anywhere (the mean,
+    # an interval's end, the verdict's bound) would print as "-0.0000"
+    assert main(["compare", "bayes", "bayes", "--tables", "8", "--deals", "2"]) == 0
+    out, err = capsys.readouterr()
+    assert "A - B = +0.0000  95% interval [+0.0000, +0.0000]" in out
+    assert "-0.0" not in out + err
+
+
+def test_a_zero_width_look_is_never_a_reason_to_stop():
+    # [0.2, 0.2]: half-width 0 <= any target, and it excludes 0; with no spread it stops
+    # neither way. With spread, the same interval would stop on the target
+    assert stop_reason(0.2, 0.2, 8, 0.05, spread=False) == "cap"
+    assert stop_reason(0.0, 0.0, 8, 0.05, spread=False) == "cap"
+    assert stop_reason(0.2, 0.2, 8, 0.05, spread=True) == "target"
+    assert stop_reason(0.1, 0.3, 8, 0.05, spread=True) == "excludes 0"
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    differences=st.lists(
+        st.sampled_from([-0.5, -0.25, -0.1, 0.0, 0.0, 0.1, 0.25, 0.5]), min_size=1, max_size=40
+    ),
+    round_size=st.integers(1, 10),
+)
+def test_every_stop_gets_a_finite_interval_and_a_verdict(differences, round_size):
+    # any differences a run can produce (ties, all equal, one pair, a stop at the cap),
+    # in any rounds: the interval at the stop is finite, inside [-1, 1], and the verdict
+    # never shows a negative zero
+    pairs = tuple(Pair(i, 0, d, 0.0, 0.0, 0) for i, d in enumerate(differences))
+    ends = look_ends(len(pairs), round_size)
+    low, high = at_stop(pairs, ends)
+    assert -1 <= low <= high <= 1
+    result = Comparison("a", "b", pairs, 0.0, (low, high), len(ends), 0.05, 0.02, "cap")
+    assert "-0.000" not in result.verdict()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(30))
+def test_thirty_seeded_target_runs_of_bayes_against_pressure_reach_a_verdict(host, seed):
+    # the CLI's defaults (20 deals, a cap of 20 tables) at --target-ci 0.02: most runs
+    # reach the cap, where 5 of 30 crashed on a NaN from the stage-wise interval before
+    result = compare(host, BAYES, PRESSURE, EpisodeRequest(deals=20), target=0.02, seed=seed)
+    low, high = result.ci95
+    assert -1 <= low <= result.difference <= high <= 1
+    assert result.verdict()
 
 
 def test_target_stops_after_a_round_before_the_cap(host):

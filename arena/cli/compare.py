@@ -11,6 +11,7 @@ import json
 import sys
 
 from arena.cli.options import add_table_options, bounded, seat_specs, table_request
+from arena.figures import fixed
 from arena.league.compare import DEFAULT_OPPONENTS, Comparison, compare
 from arena.league.config import MAX_CONCURRENCY
 from arena.league.standings import STAND_IN
@@ -83,8 +84,8 @@ def _show_look(result: Comparison) -> None:
     if result.looks > 1:
         low, high = result.ci95
         print(
-            f"arena: {result.tables} tables: A - B = {result.difference:+.4f}"
-            f" [{low:+.4f}, {high:+.4f}]",
+            f"arena: {result.tables} tables: A - B = {fixed(result.difference, 4, sign=True)}"
+            f" [{fixed(low, 4, sign=True)}, {fixed(high, 4, sign=True)}]",
             file=sys.stderr,
         )
 
@@ -109,7 +110,10 @@ def run(args: argparse.Namespace, host: PluginHost) -> int:
     low, high = result.ci95
     a, b = (f"{name}{STAND_IN * result.stand_in(i)}" for i, name in enumerate((result.a, result.b)))
     print(f"A = {a}, B = {b}")
-    print(f"A - B = {result.difference:+.4f}  95% interval [{low:+.4f}, {high:+.4f}]")
+    print(
+        f"A - B = {fixed(result.difference, 4, sign=True)}  95% interval"
+        f" [{fixed(low, 4, sign=True)}, {fixed(high, 4, sign=True)}]"
+    )
     print(
         f"{result.tables} tables, each played by A and by B ({2 * result.tables} episodes);"
         f" cost ${result.usd:.4f}, {result.tokens:,} tokens; stopped: {result.stopped}"

@@ -21,6 +21,10 @@ probability 0.95. The interval reported at the stop is the stage-wise ordering o
 run stops, where Pocock's, spent over K looks, holds more when the run stops early.
 bench/stopping.py measures both.
 Without a target there is one look, at 95%.
+
+Pairs that all differ by the same amount (two deterministic seats that play alike)
+give a zero-width interval, which says nothing of how sure the difference is: it never
+stops a run, and at the cap the verdict says the two played identically.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ import attrs
 import numpy as np
 
 from arena import seeding
+from arena.figures import fixed
 from arena.league.config import Entrant, LeagueError, LeagueSpec, rounds
 from arena.league.cost import TOKEN_KINDS, price_of, seat_tokens
 from arena.league.looks import (
@@ -107,14 +112,22 @@ class Comparison:
     def half_width(self) -> float:
         return (self.ci95[1] - self.ci95[0]) / 2
 
+    @property
+    def spread(self) -> bool:
+        """Whether the pairs' differences vary: with none, the interval has no width to
+        measure how sure the difference is (every pair gave the same)."""
+        return len({p.a_score - p.b_score for p in self.pairs}) > 1
+
     def verdict(self) -> str:
         low, high = self.ci95
+        if not self.spread and self.difference == 0:
+            return "A and B played identically: the same score at every table"
         if low > 0:
             return "A is better"
         if high < 0:
             return "B is better"
         # the true difference lies in [low, high], which holds 0: it is no larger than this
-        return f"no difference larger than {max(-low, high):.3f}"
+        return f"no difference larger than {fixed(max(-low, high), 3)}"
 
     def to_json(self) -> dict:
         return {
@@ -191,9 +204,9 @@ def _look(
     alpha = pocock_alpha(ends)
     differences = [p.a_score - p.b_score for p in pairs]
     low, high = paired_interval(differences, alpha)
-    stopped = stop_reason(low, high, len(pairs), target)
     mean = float(np.mean(differences))
-    return Comparison(a, b, tuple(pairs), mean, (low, high), len(ends), alpha, target, stopped)
+    look = Comparison(a, b, tuple(pairs), mean, (low, high), len(ends), alpha, target, "")
+    return attrs.evolve(look, stopped=stop_reason(low, high, len(pairs), target, look.spread))
 
 
 def at_stop(pairs: Sequence[Pair], ends: tuple[int, ...]) -> tuple[float, float]:
@@ -205,14 +218,17 @@ def at_stop(pairs: Sequence[Pair], ends: tuple[int, ...]) -> tuple[float, float]
         for n in ends
         if n <= len(pairs)
     ]
-    low, high = stagewise_interval(seen, pocock_alpha(ends))
-    bottom, top = DIFFERENCE_RANGE
-    return float(np.clip(low, bottom, top)), float(np.clip(high, bottom, top))
+    return stagewise_interval(seen, pocock_alpha(ends), DIFFERENCE_RANGE)
 
 
-def stop_reason(low: float, high: float, pairs: int, target: float | None) -> str:
-    """Why a look at interval [low, high] over ``pairs`` pairs stops (``cap``: it does not)."""
-    if target is None or pairs < 2:
+def stop_reason(
+    low: float, high: float, pairs: int, target: float | None, spread: bool = True
+) -> str:
+    """Why a look at interval [low, high] over ``pairs`` pairs stops (``cap``: it does not).
+    Pairs whose differences have no ``spread`` (all the same) give a zero-width interval,
+    which says nothing of how sure the difference is: the comparison plays on, to the cap,
+    where the verdict says so."""
+    if target is None or pairs < 2 or not spread:
         return "cap"
     if (high - low) / 2 <= target:
         return "target"

@@ -119,11 +119,15 @@ def z_of_t(t: float | np.ndarray, units: int) -> float | np.ndarray:
 
 
 def stagewise_interval(
-    looks: Sequence[Look], look_alpha: float, alpha: float = ALPHA
+    looks: Sequence[Look],
+    look_alpha: float,
+    bounds: tuple[float, float],
+    alpha: float = ALPHA,
 ) -> tuple[float, float]:
     """The ``1 - alpha`` stage-wise ordering interval of the mean at the last of ``looks``,
     the look a run stopped at after going on at the others, where its two-sided
-    ``look_alpha`` t-interval held 0 (and, with an inner region, reached past it).
+    ``look_alpha`` t-interval held 0 (and, with an inner region, reached past it), within
+    ``bounds``, the range the mean can lie in.
 
     A stop (j, z) ranks above the seen (k, z_k) when j < k and it left above (over the
     boundary, or inside an inner region with z > 0), or j = k and z >= z_k. The interval
@@ -135,13 +139,19 @@ def stagewise_interval(
     under theta) left with; the last look's tail is its t statistic's (so one look gives
     the plain t-interval). bench/stopping.py measured this to cover 93.8-95.3% at stops
     after 4 to 40 pairs, where the t boundaries taken as normal ones covered 91-93%.
+
+    Every answer lies within ``bounds``: a last look of one unit rules nothing out, one
+    with no spread is the single point it saw, and an end the chance puts past a bound
+    is that bound.
     """
+    bottom, top = bounds
     last = looks[-1]
     if last.units < 2:
-        return -math.inf, math.inf
+        return bottom, top
     se = last.sd / math.sqrt(last.units)
     if se == 0:
-        return last.mean, last.mean
+        point = min(max(last.mean, bottom), top)
+        return point, point
 
     def above(theta: float) -> float:
         # the last look's statistic about theta, on the scale of the statistic about 0
@@ -149,35 +159,57 @@ def stagewise_interval(
         seen = float(z_of_t((last.mean - theta) / se, last.units)) + theta / se
         return _chance_above(looks, look_alpha, theta / last.sd, seen)
 
-    found = []
-    for tail in (alpha / 2, 1 - alpha / 2):
-        low, high = last.mean - 10 * se, last.mean + 10 * se
-        while above(low) > tail:
-            low -= 10 * se
-        while above(high) < tail:
-            high += 10 * se
-        found.append(optimize.brentq(lambda theta, p: above(theta) - p, low, high, (tail,)))
-    return float(found[0]), float(found[1])
+    return _solve(above, alpha / 2, last.mean, se, bounds), _solve(
+        above, 1 - alpha / 2, last.mean, se, bounds
+    )
+
+
+def _solve(
+    increasing, level: float, start: float, step: float, bounds: tuple[float, float]
+) -> float:
+    """The theta in ``bounds`` where ``increasing(theta)`` crosses ``level``: bracketed from
+    ``start`` +- 10 ``step``s, the step doubling each time, and a bound where the crossing
+    lies past it."""
+    bottom, top = bounds
+    low = high = min(max(start, bottom), top)
+    reach = 10 * step
+    while increasing(low) > level:
+        if low == bottom:
+            return bottom
+        low, reach = max(low - reach, bottom), 2 * reach
+    reach = 10 * step
+    while increasing(high) < level:
+        if high == top:
+            return top
+        high, reach = min(high + reach, top), 2 * reach
+    if low == high:
+        return low
+    return float(optimize.brentq(lambda theta: increasing(theta) - level, low, high))
 
 
 def _on_normal_scale(t: float, look: Look, centre: float) -> float:
     """The point of N(centre, 1) below which it lies with the chance that the look's t
-    statistic, noncentral by ``centre`` under the theta tried, lies below ``t``."""
-    below = _noncentral_t_below(t, look.units - 1, centre)
-    return centre + float(np.clip(special.ndtri(below), -SPAN, SPAN))
+    statistic, noncentral by ``centre`` under the theta tried, lies below ``t``.
+
+    The normal score is taken from the smaller of the two tails: a chance near 1, taken
+    as ``1 - (small tail)``, loses the tail's digits and can round past 1, where ndtri is
+    NaN (scipy 1.17's quadrature nodes gave 1.0000000000000002)."""
+    below, above = _noncentral_t_tails(t, look.units - 1, centre)
+    score = special.ndtri(below) if below <= above else -special.ndtri(above)
+    return centre + float(np.clip(score, -SPAN, SPAN))
 
 
-def _noncentral_t_below(t: float, df: int, centre: float) -> float:
-    """P(T <= t) for T = (Z + centre) / sqrt(V / df), V chi-square on ``df``: the mean of
-    Phi(t sqrt(V / df) - centre) over V, by Gauss-Laguerre quadrature (scipy's nct.cdf
-    returns NaN at some points this needs); past :data:`MANY_DF`, the normal approximation
-    of Abramowitz & Stegun 26.7.10."""
+def _noncentral_t_tails(t: float, df: int, centre: float) -> tuple[float, float]:
+    """P(T <= t) and P(T > t) for T = (Z + centre) / sqrt(V / df), V chi-square on ``df``,
+    each computed on its own: the mean of Phi(+-(t sqrt(V / df) - centre)) over V, by
+    Gauss-Laguerre quadrature (scipy's nct.cdf returns NaN at some points this needs);
+    past :data:`MANY_DF`, the normal approximation of Abramowitz & Stegun 26.7.10."""
     if df > MANY_DF:
-        return float(
-            special.ndtr((t * (1 - 1 / (4 * df)) - centre) / math.sqrt(1 + t * t / (2 * df)))
-        )
+        score = (t * (1 - 1 / (4 * df)) - centre) / math.sqrt(1 + t * t / (2 * df))
+        return float(special.ndtr(score)), float(special.ndtr(-score))
     roots, weights = _chi_square_nodes(df)
-    return float(weights @ special.ndtr(t * roots - centre))
+    shifted = t * roots - centre
+    return float(weights @ special.ndtr(shifted)), float(weights @ special.ndtr(-shifted))
 
 
 @functools.cache
@@ -189,9 +221,15 @@ def _chi_square_nodes(df: int) -> tuple[np.ndarray, np.ndarray]:
 
 def _region(look: Look, look_alpha: float, centre: float) -> tuple[float, float, float, float]:
     """Where a run went on at a look, on the normal scale of its statistic: lower end, inner
-    lower and upper ends (equal with no inner region), upper end."""
+    lower and upper ends (equal with no inner region), upper end. A look of one unit has
+    no spread to test, and a look with no spread no interval to stop on (a zero-width
+    interval is never a reason to stop): the run went on wherever its statistic was."""
+    if look.units < 2:
+        return centre - SPAN, centre, centre, centre + SPAN
     t = float(stats.t.isf(look_alpha / 2, look.units - 1))
-    inner = min(look.inner * math.sqrt(look.units) / look.sd, t) if look.inner > 0 else 0.0
+    inner = (
+        min(look.inner * math.sqrt(look.units) / look.sd, t) if look.inner > 0 < look.sd else 0.0
+    )
     return (
         _on_normal_scale(-t, look, centre),
         _on_normal_scale(-inner, look, centre),
