@@ -113,6 +113,10 @@ class PaidCalls:
     settings: tuple[str, ...] = ()
     """What else an entrant table may spell, in the order the arg's query gives them:
     ``{seat = "s", arg = "a", model = "m"}`` is the spec ``s:a?model=m``."""
+    preflight: Callable[[str | None, Mapping[str, str]], None] | None = None
+    """``preflight(arg, environ)``: checks, before any table is played and any call paid
+    for, that a seat of that ``name:ARG`` can be played (asking its provider about the
+    model if need be); raises ``ValueError`` with a one-line reason if not."""
 
 
 @attrs.frozen
@@ -247,6 +251,13 @@ class Registry:
     def withhold(self, name: str, why: str) -> None:
         """Remember why ``name`` is not available; the first reason given stands."""
         self.withheld.setdefault(name, why)
+
+    def preflight(self, spec, environ: Mapping[str, str]) -> None:
+        """The paid seat's own check that ``spec`` can be played (:attr:`PaidCalls.preflight`),
+        before any table: every command that seats it runs this, for every such seat."""
+        seat, plain = self.seat_for(spec)
+        if seat.paid is not None and seat.paid.preflight is not None:
+            seat.paid.preflight(plain.arg, environ)
 
     def seat_for(self, spec):
         """The seat type and plain spec of ``spec``, which may be ``DIST:NAME[:ARG]``."""
