@@ -154,7 +154,8 @@ def _store_arrived(spec, store, pool, provenance, models, state, spent_episodes)
 def check_league(
     spec: LeagueSpec, host: PluginHost, allow_stand_in: bool, environ: Mapping[str, str]
 ) -> None:
-    """Every name known, and no paid seat's entrant silently played by bayes."""
+    """Every name known, no paid seat's entrant silently played by bayes, and each paid
+    seat's own preflight passed (its model playable)."""
     host.registry.mode(spec.table.mode)
     for entrant in spec.entrants:
         seat_type = host.registry.seat(entrant.spec.name)
@@ -187,6 +188,11 @@ def check_league(
                 f"entrant {entrant.name!r}: no price for model {model!r};"
                 f' add [prices."{model}"] to the league file'
             )
+    for entrant in spec.entrants:  # last, as it may ask the provider: before the first table
+        try:
+            host.registry.preflight(entrant.spec, environ)
+        except ValueError as exc:
+            raise LeagueError(f"entrant {entrant.name!r}: {exc}") from None
 
 
 def model_of(registry: Registry, spec: SeatSpec, environ: Mapping[str, str]) -> str | None:
