@@ -6,7 +6,9 @@ figures and logs, a log's rewritten audit tail) goes through :class:`Outputs`:
 - A path that is one of the command's inputs is refused before anything is
   written. Paths are compared by file identity (device and inode, following
   symlinks), so a second name for the input, a symlink or a hard link to it is
-  caught as the input itself is.
+  caught as the input itself is; and by name, so an input that does not exist
+  yet (a league's ``-wal`` or ``-shm``, which SQLite makes as it reads) is
+  refused too.
 - Each file is written to a hidden temporary file beside its target (the same
   folder, so on the same file system) and renamed into place only once every
   output of the command is staged. A write that fails (a full or read-only disk,
@@ -68,8 +70,8 @@ class Outputs:
     """
 
     def __init__(self, inputs: Iterable[str | Path] = ()):
-        self._inputs = [(Path(path), found) for path in inputs if (found := _identity(path))]
-        """Each input that exists, with its (device, inode)."""
+        self._inputs = [(Path(path), _identity(path)) for path in inputs]
+        """Each input with its (device, inode), None for one that does not exist (yet)."""
         self._staged: list[tuple[Path, Path]] = []
         """(temporary file, target) for each regular file written so far."""
         self._replacing: set[Path] = set()
@@ -164,9 +166,9 @@ class Outputs:
         """Refuse ``path`` if it is an input: called before the work of making an output,
         so that the refusal comes first (writing checks again)."""
         path = Path(path)
-        found = _identity(path)
+        found, named = _identity(path), os.path.realpath(path)
         for source, identity in self._inputs:
-            if found == identity:
+            if (found is not None and found == identity) or named == os.path.realpath(source):
                 same = "" if path == source else f" (the same file as {source})"
                 raise OutputRefused(f"{path} is an input of this command{same}; not writing it")
 

@@ -417,3 +417,23 @@ def test_a_league_spells_checks_and_prices_whichever_seat_declares_paid_calls():
         assert model_of(host.registry, SeatSpec.parse("bayes"), {}) is None
         with pytest.raises(LeagueError, match="seat oracle:broken: no such persona"):
             model_of(host.registry, SeatSpec.parse("oracle:broken"), {})
+
+
+def test_other_settings_name_each_setting_that_differs_with_its_stored_and_asked_value(
+    tmp_path, capsys
+):
+    db = tmp_path / "l.sqlite"
+    pool = ["league", "run", "--pool", "bayes,pressure,random", "--deals", "2", "--db", str(db)]
+    assert main([*pool, "--tables", "1", "--json"]) == 0
+    capsys.readouterr()
+    before = db.read_bytes()
+    # Two settings differ: the tables (1 stored, 2 asked) and the seed (0 stored, 5 asked);
+    # the entrants, deals and schedule are the same and are not named.
+    assert main([*pool, "--tables", "2", "--seed", "5", "--json"]) == 2
+    _, err = capsys.readouterr()
+    assert err == (
+        f"arena: error: {db} holds a league with other settings (seed: stored 0, asked 5;"
+        " tables: stored 1, asked 2); resume it with its settings, or play this league in"
+        " another file (--db)\n"
+    )
+    assert db.read_bytes() == before

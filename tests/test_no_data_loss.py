@@ -147,7 +147,32 @@ OVER_AN_INPUT = {
         "{league} is an input",
         None,
     ),
+    # SQLite's side files of a WAL league: the league's data and its index, made as it is
+    # read, so refused by name whether or not they are there yet
+    "report LEAGUE -o LEAGUE-wal": (
+        ("report", "{league}", "-o", "{league}-wal"),
+        "{league}-wal is an input",
+        None,
+    ),
+    "league export --json LEAGUE-shm": (
+        ("league", "export", "{league}", "--json", "{league}-shm"),
+        "{league}-shm is an input",
+        None,
+    ),
+    "league export --json LEAGUE-wal, there already": (
+        ("league", "export", "{league}", "--json", "{league}-wal"),
+        "{league}-wal is an input",
+        lambda folder: _read_leaving_side_files(folder / "L.sqlite"),
+    ),
 }
+
+
+def _read_leaving_side_files(league: Path) -> str:
+    """Read the league as a reader does: SQLite leaves its -wal and -shm beside it."""
+    with contextlib.closing(sqlite3.connect(f"file:{league}?mode=ro", uri=True)) as db:
+        db.execute("SELECT COUNT(*) FROM episodes").fetchone()
+    assert Path(f"{league}-wal").exists() and Path(f"{league}-shm").exists()
+    return "L.sqlite-wal"
 
 
 @pytest.mark.parametrize("case", OVER_AN_INPUT.values(), ids=OVER_AN_INPUT.keys())
@@ -273,6 +298,18 @@ def test_league_export_on_a_full_disk_leaves_the_old_files(league, disk, capsys,
     assert err.startswith(f"arena: error: cannot write {folder}") and err.count("\n") == 1
     assert err.endswith(": No space left on device\n")
     assert files(disk) == before
+
+
+def test_a_new_league_on_a_full_disk_says_disk_full_and_leaves_nothing(disk, capsys):
+    """The empty file and its lock take no block; SQLite's first write (its -wal) fails:
+    no empty league, lock, -wal or -shm is left to refuse or confuse the next run."""
+    fill(disk)
+    db = disk / "lg.sqlite"
+    pool = ["--pool", "bayes,random", "--tables", "1", "--deals", "1"]
+    code, out, err = arena(capsys, "league", "run", *pool, "--db", db)
+    assert (code, out) == (1, "")
+    assert_one_line(err, f"{db}: disk full; nothing stored")
+    assert sorted(path.name for path in disk.iterdir()) == ["filler"]
 
 
 def test_audit_append_on_a_full_disk_leaves_the_log(made, disk, capsys):
@@ -406,6 +443,29 @@ def _foreign_with_league_tables(path: Path, league: Path) -> None:
         db.execute("PRAGMA application_id = 0x12345678")
 
 
+def _another_programs_tables_named_as_a_leagues(path: Path, league: Path) -> None:
+    """Unmarked, with every table name a league has, but another program's columns."""
+    with contextlib.closing(sqlite3.connect(path)) as db, db:
+        for table in ("league", "episodes", "seats", "points", "logs"):
+            db.execute(f"CREATE TABLE {table} (id INTEGER PRIMARY KEY, note TEXT)")
+        db.execute("INSERT INTO seats VALUES (1, 'kept')")
+
+
+def _wal_mode(make):
+    """``make``'s file, put in WAL mode first, as a league is (a reader then makes -wal and
+    -shm unless it reads the file as immutable)."""
+
+    def wal_league(path: Path, league: Path) -> None:
+        source = path.with_name("wal-source.sqlite")
+        shutil.copy(league, source)
+        with contextlib.closing(sqlite3.connect(source)) as db:
+            assert db.execute("PRAGMA journal_mode = WAL").fetchone() == ("wal",)
+        make(path, source)
+        source.unlink()
+
+    return wal_league
+
+
 def _garbage(path: Path, league: Path) -> None:
     path.write_bytes(bytes(range(256)) * 64)
 
@@ -432,10 +492,15 @@ NOT_A_LEAGUE = {
         _foreign_with_league_tables,
         "an SQLite file of another application",
     ),
+    "league table names with another program's columns": (
+        _another_programs_tables_named_as_a_leagues,
+        "an SQLite file of another application",
+    ),
     "binary garbage": (_garbage, "not a league database (not an SQLite file)"),
     "an SQLite header, then garbage": (_sqlite_header_then_garbage, "not a league database"),
     "a truncated league": (_truncated, "malformed"),
     "a league with a damaged page": (_page_overwritten, "league database"),
+    "a WAL league with a damaged page": (_wal_mode(_page_overwritten), "league database"),
 }
 READERS = {
     "league run --db": (
@@ -457,7 +522,6 @@ READERS = {
 }
 
 
-COMPANIONS = ("-wal", "-shm")
 CASES = [
     pytest.param(damage, reader, id=f"{reader_name}: {damage_name}")
     for damage_name, damage in NOT_A_LEAGUE.items()
@@ -474,16 +538,13 @@ def test_a_file_that_is_not_a_league_is_refused_untouched(damage, reader, made, 
     db = tmp_path / "db.sqlite"
     make(db, made["league"])
     before = files(tmp_path)
-    marked = db.read_bytes()[68:72] == b"LIAR"
     code, out, err = arena(capsys, *(arg.format(db=db, dir=tmp_path) for arg in reader))
     assert code == 2 and out == ""
     assert err.startswith(f"arena: error: {db}: ") and err.count("\n") == 1, err
     assert reason in err and err.endswith("; left as it was\n"), err
-    after = files(tmp_path)
-    if marked:  # a damaged league is opened as one: SQLite may make its reader's -wal, -shm
-        after = {name: data for name, data in after.items() if not name.endswith(COMPANIONS)}
-    assert after == before  # not a byte written, no report, nothing beside another's file
-    assert not Path(f"{db}.lock").exists()
+    # not a byte written, no report, nothing beside the file: no -wal, -shm nor lock
+    assert files(tmp_path) == before
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["db.sqlite"]
 
 
 LEAGUE_READERS = {name: args for name, args in READERS.items() if name != "report"}

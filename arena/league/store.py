@@ -10,7 +10,8 @@ the first holds its lock (``PATH.lock``, released by the kernel even on kill -9)
 The schema is documented in docs/league.md.
 
 A league file says so: its ``PRAGMA application_id`` is :data:`APPLICATION_ID`
-(a file stored before the mark, by its tables). Any other SQLite file, and a
+(a file stored before the mark, by its tables and
+their columns). Any other SQLite file, and a
 damaged one, is refused in one line before anything is written to it, by the
 writer and the readers alike. Readers open the file read-only, and immutable on
 a read-only mount, where SQLite could not make the ``-shm`` file it reads with.
@@ -19,6 +20,7 @@ a read-only mount, where SQLite could not make the ``-shm`` file it reads with.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import json
 import os
@@ -31,6 +33,7 @@ from typing import Any
 import attrs
 
 from arena.league.schedule import DUPLICATE_SCHEDULE, EARLIER_SCHEDULES
+from arena.outputs import OutputFailed
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS league (settings TEXT NOT NULL);
@@ -97,23 +100,38 @@ class LeagueStore:
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
-        if self.path.exists():  # refused before its lock file is made beside it
+        existed = self.path.exists()
+        if existed:  # refused before its lock file is made beside it
             open_read_only(self.path, new=True).close()
+        lock = Path(f"{path}.lock")
+        made = [side for side in (self.path, *league_files(path)[1:], lock) if not side.exists()]
         self._lock = _take_lock(self.path)
         try:
             self.db = sqlite3.connect(self.path)
-            # WAL without a sync per commit: a commit survives the process being killed
-            # (kill -9, a crash), only a power cut can lose the last ones; a sync per
-            # episode made the store the league's bottleneck (15 ms of 24 per episode).
-            self.db.execute("PRAGMA journal_mode = WAL")
-            self.db.execute("PRAGMA synchronous = NORMAL")
-            self.db.executescript(SCHEMA)
-            if not has_column(self.db, "seats", "price_source"):  # stored before it was kept
-                self.db.execute("ALTER TABLE seats ADD COLUMN price_source TEXT")
-            self.db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            self._prepare()
         except sqlite3.DatabaseError as exc:
+            self.db.close()
+            for side in made:  # what this run made, before another run may take the lock
+                side.unlink(missing_ok=True)
             self._release()
+            if _disk_full(exc):
+                raise OutputFailed(errno.ENOSPC, f"{path}: disk full; nothing stored") from None
             raise StoreError(f"{path}: not a league database ({exc})") from None
+
+    def _prepare(self) -> None:
+        """Make a new file a league; a league stored before a later table or column gets
+        it. A league that has them is left byte for byte as it was: refusing to resume it
+        with other settings writes nothing."""
+        # WAL without a sync per commit: a commit survives the process being killed
+        # (kill -9, a crash), only a power cut can lose the last ones; a sync per
+        # episode made the store the league's bottleneck (15 ms of 24 per episode).
+        self.db.execute("PRAGMA journal_mode = WAL")
+        self.db.execute("PRAGMA synchronous = NORMAL")
+        self.db.executescript(SCHEMA)
+        if not has_column(self.db, "seats", "price_source"):  # stored before it was kept
+            self.db.execute("ALTER TABLE seats ADD COLUMN price_source TEXT")
+        if self.db.execute("PRAGMA application_id").fetchone()[0] != APPLICATION_ID:
+            self.db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
 
     def check(self, settings: dict) -> None:
         """Refuse to resume a league stored with other settings."""
@@ -128,7 +146,10 @@ class LeagueStore:
                 f" schedule, and this arena seats by schedule {DUPLICATE_SCHEDULE}:"
                 " play it again in a new file"
             )
-        raise StoreError(f"{self.path} holds a league with other settings: {row[0]}")
+        raise StoreError(
+            f"{self.path} holds a league with other settings ({_differences(row[0], settings)});"
+            " resume it with its settings, or play this league in another file (--db)"
+        )
 
     def finished(self) -> set[int]:
         return {idx for (idx,) in self.db.execute("SELECT idx FROM episodes")}
@@ -244,9 +265,10 @@ def challenge_points(records: Iterable[Mapping[str, Any]]) -> dict[tuple[int, in
 
 
 def league_files(path: str | Path) -> list[Path]:
-    """The league file and the SQLite files beside it that hold its data (the write-ahead
-    log, a rollback journal): what a command reading the league must not write over."""
-    return [Path(path), Path(f"{path}-wal"), Path(f"{path}-journal")]
+    """The league file and the SQLite files beside it that hold its data or say how to read
+    it (the write-ahead log and its index, a rollback journal): what a command reading the
+    league must not write over, whether or not they exist yet (a reader may make them)."""
+    return [Path(path), *(Path(f"{path}-{side}") for side in ("wal", "shm", "journal"))]
 
 
 def open_read_only(path: str | Path, *, new: bool = False) -> sqlite3.Connection:
@@ -262,20 +284,36 @@ def open_read_only(path: str | Path, *, new: bool = False) -> sqlite3.Connection
     if not path.is_file():
         raise StoreError(f"{path}: no such league database")
     _refuse_foreign(path, new)
+    # Checked where nothing is made beside the file when its write-ahead log is empty:
+    # a damaged file is refused with no -wal or -shm left behind.
+    probe = _read_only_uri(path) if _wal_holds_changes(path) else _immutable_uri(path)
+    with contextlib.closing(_connect(path, probe)) as db:
+        _refuse_damaged(path, db)
+    return _connect(path, _read_only_uri(path))
+
+
+def _connect(path: Path, uri: str) -> sqlite3.Connection:
     try:
-        db = sqlite3.connect(_read_only_uri(path), uri=True)
+        return sqlite3.connect(uri, uri=True)
     except sqlite3.Error as exc:
         raise StoreError(f"{path}: cannot open the league database ({exc})") from None
+
+
+def _refuse_damaged(path: Path, db: sqlite3.Connection) -> None:
+    """Refuse a file SQLite's quick check finds damaged, naming its first problem."""
     try:
         damage = [line for (line,) in db.execute("PRAGMA quick_check")]
     except sqlite3.DatabaseError as exc:
-        db.close()
         raise StoreError(f"{path}: a damaged league database ({exc}); left as it was") from None
     if damage != ["ok"]:  # the first problem, without its "*** in database main ***"
-        db.close()
         first = damage[0].splitlines()[-1]
         raise StoreError(f"{path}: a damaged league database ({first}); left as it was")
-    return db
+
+
+def _disk_full(exc: sqlite3.Error) -> bool:
+    """SQLITE_FULL, by the message SQLite gives it (its code is on the exception only from
+    Python 3.11)."""
+    return "database or disk is full" in str(exc)
 
 
 @contextlib.contextmanager
@@ -314,7 +352,8 @@ def _refuse_foreign(path: Path, new: bool) -> None:
     """Refuse a file that is not SQLite, or is another application's SQLite file.
 
     The SQLite header says it: its first 16 bytes, and the application ID at offset 68.
-    An unmarked file's own tables tell a league stored before the mark; they are read
+    An unmarked file's own tables and their columns tell a league stored before the mark
+    (:func:`_league_schema`); they are read
     ``immutable``, which makes nothing beside the file. Until its first checkpoint a
     new league's mark and tables are only in its ``-wal``: a file with a ``-wal`` that
     holds changes is read as any reader reads it.
@@ -334,20 +373,58 @@ def _refuse_foreign(path: Path, new: bool) -> None:
     if not logged and not sqlite:
         raise StoreError(f"{path}: not a league database (not an SQLite file); left as it was")
     if logged or mark == 0:
-        uri = _read_only_uri(path) if logged else path.resolve().as_uri() + "?mode=ro&immutable=1"
+        uri = _read_only_uri(path) if logged else _immutable_uri(path)
         try:
             with contextlib.closing(sqlite3.connect(uri, uri=True)) as db:
                 (mark,) = db.execute("PRAGMA application_id").fetchone()
-                query = "SELECT name FROM sqlite_master WHERE type = 'table'"
-                tables = {name for (name,) in db.execute(query)}
+                found = _columns(db)
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"{path}: not a league database ({exc}); left as it was") from None
-        unmarked_league = mark == 0 and (tables >= LEAGUE_TABLES or (new and not tables))
+        unmarked_league = mark == 0 and (_league_schema(found) or (new and not found))
         if mark == APPLICATION_ID or unmarked_league:
             return
     raise StoreError(
         f"{path}: not a league database (an SQLite file of another application); left as it was"
     )
+
+
+def _columns(db: sqlite3.Connection) -> dict[str, frozenset[str]]:
+    """Each table of ``db`` with its column names."""
+    tables = [name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    return {
+        table: frozenset(
+            row[1] for row in db.execute("SELECT * FROM pragma_table_info(?)", (table,))
+        )
+        for table in tables
+    }
+
+
+def _schema_columns() -> dict[str, frozenset[str]]:
+    """The columns :data:`SCHEMA` gives each table, read from SQLite itself."""
+    with contextlib.closing(sqlite3.connect(":memory:")) as db:
+        db.executescript(SCHEMA)
+        return _columns(db)
+
+
+LEAGUE_COLUMNS = _schema_columns()
+LATER_COLUMNS = {"seats": frozenset({"price_source"})}
+"""Columns a league stored before them lacks (added when it resumes)."""
+
+
+def _league_schema(found: Mapping[str, frozenset[str]]) -> bool:
+    """Whether tables are a league's: each of :data:`LEAGUE_TABLES` with a league's columns
+    (a table of another program may share a league table's name, not its columns)."""
+    return all(
+        found.get(table) in (columns, columns - LATER_COLUMNS.get(table, frozenset()))
+        for table, columns in LEAGUE_COLUMNS.items()
+        if table in LEAGUE_TABLES
+    )
+
+
+def _immutable_uri(path: Path) -> str:
+    """Read-only and ``immutable``: SQLite makes nothing beside the file (no -wal, -shm,
+    nor locks), and reads only the file itself."""
+    return path.resolve().as_uri() + "?mode=ro&immutable=1"
 
 
 def _wal_holds_changes(path: Path) -> bool:
@@ -364,7 +441,7 @@ def _read_only_uri(path: Path) -> str:
     if os.access(path.parent, os.W_OK):
         return uri
     if not _wal_holds_changes(path):
-        return uri + "&immutable=1"
+        return _immutable_uri(path)
     shm = Path(f"{path}-shm")
     if not shm.exists():  # the one case SQLite cannot read: say why, not "unable to open"
         raise StoreError(
@@ -427,6 +504,24 @@ def _settings_text(settings: dict) -> str:
     if settings.get("duplicate"):
         settings = settings | {"duplicateSchedule": DUPLICATE_SCHEDULE}
     return json.dumps(settings, sort_keys=True)
+
+
+def _differences(stored: str, settings: dict) -> str:
+    """Each setting whose stored value is not the one asked, as ``name: stored X, asked Y``
+    (values in their stored JSON; ``none`` for a setting one side lacks)."""
+    try:
+        found = json.loads(stored)
+    except ValueError:
+        found = None
+    if not isinstance(found, dict):
+        return f"stored settings that are not a table: {stored[:80]}"
+    asked = json.loads(_settings_text(settings))
+    shown = []
+    for name in sorted(found.keys() | asked.keys()):
+        was, now = (json.dumps(side[name]) if name in side else "none" for side in (found, asked))
+        if was != now:
+            shown.append(f"{name}: stored {was}, asked {now}")
+    return "; ".join(shown)
 
 
 def _earlier_schedule(stored: str, settings: dict) -> int | None:
