@@ -464,8 +464,8 @@ def test_names_that_read_as_dates_are_categories_on_the_charts(page, tmp_path):
     document = {
         "league": {"mode": "dice", "episodesStored": 1},
         "standings": [
-            {"entrant": n, "meanScore": 0.5, "ci95": [0.4, 0.6], "episodes": 1, "rating": 0.0,
-             "points": 0}
+            {"entrant": n, "meanScore": 0.5, "ci95": [0.4, 0.6], "ciMethod": "t", "episodes": 1,
+             "rating": 0.0, "points": 0}
             for n in names
         ],
         "headToHead": [],
