@@ -23,6 +23,7 @@ from arena.cli import main
 from arena.eventlog import read_log
 from arena.runner import EpisodeRequest, run_episode
 from arena.seats import SeatSpec
+from arena.web.report import report_figures
 
 # What plotly drew, read back from the chart elements plotly.js fills in.
 READ_FIGURE = """(id) => document.getElementById(id).data.map((t) => ({
@@ -288,3 +289,145 @@ def test_partial_logs_are_refused_unless_asked_and_then_listed_unranked(tmp_path
     assert sorted(p.name for p in replays.iterdir()) == ["episode-0.html", "episode-1.html"]
     for replay in replays.iterdir():  # the replays carry the report's mark too
         assert "<title>PARTIAL: " in replay.read_text(encoding="utf-8")
+
+
+def write_report(db: Path, report: Path) -> None:
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main(["report", str(db), "-o", str(report)]) == 0
+
+
+@pytest.fixture(scope="module")
+def allocated(tmp_path_factory):
+    """A --target-ci league of six entrants at four seats, so its rounds after the first
+    are allocated (docs/league.md), with its show JSON, its show text and its report."""
+    where = tmp_path_factory.mktemp("allocated")
+    db = where / "allocated.sqlite"
+    pool = "bayes,pressure,random,bayes,pressure,random"
+    run = ["league", "run", "--pool", pool, "--tables", "12", "--deals", "4", "--seed", "3"]
+    arena_json(*run, "--target-ci", "0.05", "--db", str(db), "--json")
+    shown = arena_json("league", "show", str(db), "--json")
+    assert shown["league"]["allocation"] == 1 and len(shown["narrowing"]) == 2
+    text = io.StringIO()
+    with contextlib.redirect_stdout(text):
+        assert main(["league", "show", str(db)]) == 0
+    write_report(db, where / "allocated.html")
+    return shown, " ".join(text.getvalue().split()), where / "allocated.html"
+
+
+@pytest.fixture(scope="module")
+def paired(tmp_path_factory):
+    """A paired league (four entrants, five duplicate groups): strat-t intervals throughout
+    (tests/test_league_paired.py), with its show JSON and its report."""
+    where = tmp_path_factory.mktemp("paired")
+    db = where / "paired.sqlite"
+    pool = "bayes,pressure,random,bayes"
+    run = ["league", "run", "--pool", pool, "--tables", "5", "--duplicate", "--deals", "4"]
+    arena_json(*run, "--seed", "3", "--db", str(db), "--json")
+    shown = arena_json("league", "show", str(db), "--json")
+    write_report(db, where / "paired.html")
+    return shown, where / "paired.html"
+
+
+ALLOCATED_MEANS = "mean episode score against the opponents it met (allocated rounds)"
+"""What ``league show`` titles an allocated league's means (docs/league.md)."""
+
+
+def test_an_allocated_leagues_report_says_its_means_are_against_the_opponents_met(
+    open_page, allocated, league
+):
+    shown, text, report = allocated
+    assert ALLOCATED_MEANS + "," in text  # league show says it
+    tab, watch = open_page()
+    open_report(tab, report)
+    caption = tab.text_content("#standings-caption")
+    assert caption == ALLOCATED_MEANS + ", with its 95% interval over tables"
+    axis = tab.evaluate("() => document.getElementById('standings-plot').layout.xaxis.title.text")
+    assert axis.startswith(ALLOCATED_MEANS)
+    watch.assert_clean()
+    # A league seated by its schedule says nothing of opponents met.
+    plain, watch = open_page()
+    open_report(plain, league[1])
+    assert plain.text_content("#standings-caption") == (
+        "mean episode score, with its 95% interval over tables"
+    )
+    assert "opponents it met" not in plain.text_content("body")
+    watch.assert_clean()
+
+
+READ_METHODS = """() => [...document.querySelectorAll('#standings-table tbody tr')].map(
+  (r) => [r.dataset.entrant, r.querySelector('.method').textContent])"""
+
+READ_DUEL_HOVERS = """() => document.getElementById('duels-plot').data[0].customdata.flat()"""
+
+
+def test_each_interval_is_captioned_by_the_method_that_drew_it(open_page, paired, league):
+    for (shown, report), method, caption in [
+        (paired, "strat-t", "strat-t interval"),
+        ((league[0], league[1]), "t", "t-interval"),
+    ]:
+        # every interval of the paired league is strat-t, of the random-schedule one a t
+        rows = shown["standings"] + shown["headToHead"]
+        assert {r["ciMethod"] for r in rows} == {method}
+        tab, watch = open_page()
+        open_report(tab, report)
+        methods = tab.evaluate(READ_METHODS)
+        assert methods == [[s["entrant"], caption] for s in shown["standings"]]
+        hovers = [h for h in tab.evaluate(READ_DUEL_HOVERS) if " vs " in h]
+        assert len(hovers) == len(shown["headToHead"])
+        assert all(f"95% {caption} [" in hover for hover in hovers), hovers
+        other = "t-interval" if method == "strat-t" else "strat-t interval"
+        assert not any(other in hover for hover in hovers)
+        watch.assert_clean()
+
+
+# The colour plotly drew each entrant in, per chart, read from what plotly.js resolved
+# (its _fullData: the colours a person sees, defaults included).
+READ_COLOURS = """(id) => {
+  const seen = [];
+  for (const t of document.getElementById(id)._fullData) {
+    if (t.type === 'scatter' && Array.isArray(t.marker.color)) {
+      t.y.forEach((name, i) => seen.push([name, t.marker.color[i]]));
+      continue;
+    }
+    if (t.line && t.line.color) seen.push([t.name, t.line.color]);
+    if (t.marker && typeof t.marker.color === 'string') seen.push([t.name, t.marker.color]);
+  }
+  return seen;
+}"""
+
+ENTRANT_CHARTS = ("standings-plot", "narrowing-plot", "scores-plot", "curve-plot")
+
+
+def test_an_entrant_has_one_colour_in_every_chart(page, allocated):
+    tab, watch = page
+    shown, _, report = allocated
+    names = [s["entrant"] for s in shown["standings"]]
+    # The standings rank is not the names' order, which the other charts use: a colour
+    # taken from a chart's order would differ between them.
+    assert names != sorted(names)
+    open_report(tab, report)
+    colours: dict[str, set[str]] = defaultdict(set)
+    for chart in ENTRANT_CHARTS:
+        seen = tab.evaluate(READ_COLOURS, chart)
+        assert {name for name, _ in seen} == set(names), chart
+        for name, colour in seen:
+            colours[name].add(colour.lower())
+    assert all(len(found) == 1 for found in colours.values()), colours
+    assert len({found.pop() for found in colours.values()}) == len(names)  # each its own
+    watch.assert_clean()
+
+
+def standings_colours(document: dict) -> dict[str, str]:
+    """The standings chart's colour of each entrant, as the report lays it out."""
+    (points,) = report_figures(document, [])["standings-plot"]["data"]
+    return dict(zip(points["y"], points["marker"]["color"], strict=True))
+
+
+def test_an_entrants_colour_follows_its_name_not_its_place_in_the_ranking(allocated):
+    shown = allocated[0]
+    as_ranked = standings_colours(shown)
+    # The same league ranked the other way round, as another look at it might rank it:
+    # every entrant keeps its colour.
+    reversed_ranking = shown | {"standings": shown["standings"][::-1]}
+    assert standings_colours(reversed_ranking) == as_ranked
+    assert len(set(as_ranked.values())) == len(as_ranked) == 6

@@ -260,6 +260,16 @@ STOP_REASONS = {"target": "target met", "cap": "cap", "budget": "budget"}
 """How ``league show`` names why a league's last run stopped (see :mod:`arena.league.run`)."""
 
 
+def means_title(league: dict[str, Any]) -> str:
+    """What the standings' mean is, as ``league show`` and ``arena report`` title it.
+
+    Allocated rounds choose each entrant's opponents from the results, so its interval
+    holds its mean against those it met, not a balanced schedule's (bench/stopping.py):
+    an allocated league's title says so."""
+    met = " against the opponents it met (allocated rounds)" if league.get("allocation") else ""
+    return f"mean episode score{met}"
+
+
 def report_tables(report: dict[str, Any], source: str) -> list[Table]:
     """The terminal view: standings, head-to-head, cost."""
     league = report.get("league", {})
@@ -274,11 +284,8 @@ def report_tables(report: dict[str, Any], source: str) -> list[Table]:
         stop = (
             f"; stopped: {stop} after {league['stoppedAfterTables']} of {league['tables']} tables"
         )
-    # allocated rounds choose each entrant's opponents from the results: its interval holds
-    # its mean against those it met, not a balanced schedule's (bench/stopping.py)
-    met = " against the opponents it met (allocated rounds)" if league.get("allocation") else ""
     ranking = Table(
-        title=cell(f"league standings ({source}): mean episode score{met}, {level}{stop}"),
+        title=cell(f"league standings ({source}): {means_title(league)}, {level}{stop}"),
         box=box.SIMPLE_HEAD,
     )
     for column in ("rank", "entrant", "episodes", "mean score", "95% CI", "rating", "points"):

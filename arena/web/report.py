@@ -11,6 +11,11 @@ Names reach the charts as text: plotly reads a subset of HTML in labels, legends
 hover text (``<a href>`` draws a live link), so every name is written escaped
 (:func:`_label`), and every axis of names is a category axis, so an entrant named
 ``2024-01-01`` is a name, not a date on a time axis.
+
+What a person reads off a chart is stated where it is drawn: each interval is captioned
+by the method that drew it (``ciMethod``), an allocated league's means are titled as
+``league show`` titles them (:func:`arena.league.report.means_title`), and an entrant has
+one colour in every chart, given by its name (:func:`entrant_colours`).
 """
 
 from __future__ import annotations
@@ -21,17 +26,26 @@ from collections import defaultdict
 from typing import Any
 
 import plotly.graph_objects as go
+from plotly.colors import qualitative
 from plotly.offline import get_plotlyjs
 
 from arena.league.cost import TOKEN_KINDS
-from arena.league.report import STOP_REASONS
-from arena.league.standings import TOO_FEW, TOO_FEW_NOTE
+from arena.league.report import STOP_REASONS, means_title
+from arena.league.standings import STRAT_T, TOO_FEW, TOO_FEW_NOTE, T
 from arena.web.page import asset, fill, script_json
 
 FLAGS_SECTION = "flags"
 FLAG_MARKS = {"soft-play": ("square-open", 44), "waves-through": ("diamond-open", 62)}
 """How each collusion flag is marked on the bias heat map: an outline around the cell's
 figure, so a cell with both flags shows both and its number stays readable."""
+
+INTERVAL_METHODS = {T: "t-interval", STRAT_T: "strat-t interval"}
+"""How the page captions an interval, by the method that drew it (``ciMethod``): a paired
+league's are post-stratified by partner (strat-t, docs/league.md), others are t-intervals."""
+
+ENTRANT_COLOURS = (*qualitative.Plotly, *qualitative.Dark24)
+"""The entrants' colours, in the order names take them: plotly's own ten, then 24 more, so
+up to 34 entrants never share one."""
 
 _LAYOUT = {"template": "plotly_white", "margin": {"l": 120, "r": 30, "t": 40, "b": 60}}
 
@@ -52,6 +66,8 @@ def report_html(
         "source": source,
         "caution": caution,
         "league": document["league"],
+        "means": means_title(document["league"]),
+        "intervalMethods": INTERVAL_METHODS,
         "standings": document["standings"],
         "headToHead": document["headToHead"],
         "ciNote": TOO_FEW_NOTE
@@ -78,15 +94,30 @@ def report_figures(
     document: dict[str, Any], episodes: list[dict[str, Any]]
 ) -> dict[str, dict | None]:
     """Every chart of the page by its element id, as plotly JSON (None: nothing to draw)."""
+    colours = entrant_colours(document, episodes)
     return {
-        "standings-plot": _standings(document["standings"]),
-        "narrowing-plot": _narrowing(document),
+        "standings-plot": _standings(document, colours),
+        "narrowing-plot": _narrowing(document, colours),
         "duels-plot": _duels(document["standings"], document["headToHead"]),
-        "scores-plot": _score_distributions(episodes),
-        "curve-plot": _points_over_deals(episodes),
+        "scores-plot": _score_distributions(episodes, colours),
+        "curve-plot": _points_over_deals(episodes, colours),
         "bias-plot": _bias(_pooled(document)),
         "rule11-plot": _rule11(episodes),
         "tokens-plot": _tokens(document["cost"]),
+    }
+
+
+def entrant_colours(document: dict[str, Any], episodes: list[dict[str, Any]]) -> dict[str, str]:
+    """Each entrant's one colour for every chart of the report.
+
+    The colours go to the report's entrants (ranked, or only seated in an episode) in the
+    order of their names, so a chart's order of traces (the standings rank, another sorts
+    by name) never changes whose colour is whose."""
+    names = {s["entrant"] for s in document["standings"]}
+    names.update(name for episode in episodes for name in episode["entrants"])
+    return {
+        name: ENTRANT_COLOURS[place % len(ENTRANT_COLOURS)]
+        for place, name in enumerate(sorted(names))
     }
 
 
@@ -95,36 +126,37 @@ def _figure(figure: go.Figure, **layout) -> dict:
     return json.loads(figure.to_json())
 
 
-def _standings(standings: list[dict]) -> dict:
-    """Mean episode score per entrant, best on top, with its 95% interval over tables."""
-    rows = standings[::-1]
+def _standings(document: dict[str, Any], colours: dict[str, str]) -> dict:
+    """Mean episode score per entrant, best on top, with its 95% interval over tables,
+    captioned in its hover by the method that drew it."""
+    rows = document["standings"][::-1]
     means = [s["meanScore"] for s in rows]
     figure = go.Figure(
         go.Scatter(
             x=means,
             y=[_label(s["entrant"]) for s in rows],
             mode="markers",
-            marker={"size": 11},
+            marker={"size": 11, "color": [colours[s["entrant"]] for s in rows]},
             error_x={
                 "type": "data",
                 "symmetric": False,
                 "array": [s["ci95"][1] - m for s, m in zip(rows, means, strict=True)],
                 "arrayminus": [m - s["ci95"][0] for s, m in zip(rows, means, strict=True)],
             },
-            customdata=[s["ci95"] for s in rows],
-            hovertemplate="%{y}: %{x:.3f} [%{customdata[0]:.3f}, %{customdata[1]:.3f}]"
-            "<extra></extra>",
+            customdata=[[*s["ci95"], INTERVAL_METHODS[s["ciMethod"]]] for s in rows],
+            hovertemplate="%{y}: %{x:.3f}, 95% %{customdata[2]}"
+            " [%{customdata[0]:.3f}, %{customdata[1]:.3f}]<extra></extra>",
         )
     )
     return _figure(
         figure,
-        xaxis_title="mean episode score (95% CI over tables)",
+        xaxis_title=f"{means_title(document['league'])} (95% CI over tables)",
         yaxis={"type": "category"},
         height=120 + 40 * len(rows),
     )
 
 
-def _narrowing(document: dict[str, Any]) -> dict | None:
+def _narrowing(document: dict[str, Any], colours: dict[str, str]) -> dict | None:
     """A ``--target-ci`` league's half-widths after each round, the target, and where and
     why it stopped (None for a league without a target)."""
     looks = document.get("narrowing")
@@ -134,7 +166,12 @@ def _narrowing(document: dict[str, Any]) -> dict | None:
     names = [s["entrant"] for s in document["standings"]]
     x = [look["tables"] for look in looks]
     traces = [
-        go.Scatter(x=x, y=[look["halfWidth"].get(name) for look in looks], name=_label(name))
+        go.Scatter(
+            x=x,
+            y=[look["halfWidth"].get(name) for look in looks],
+            name=_label(name),
+            line={"color": colours[name]},
+        )
         for name in names
     ]
     figure = go.Figure(traces)
@@ -162,7 +199,7 @@ def _duels(standings: list[dict], duels: list[dict]) -> dict:
         [
             _label(
                 f"{a} vs {b}: {d['pointsPerDeal']:+.3f} per deal over {d['deals']} deals, "
-                f"95% CI [{d['ci95'][0]:+.3f}, {d['ci95'][1]:+.3f}]"
+                f"95% {INTERVAL_METHODS[d['ciMethod']]} [{d['ci95'][0]:+.3f}, {d['ci95'][1]:+.3f}]"
                 if (d := cells.get((a, b)))
                 else f"{a} and {b} never met"
             )
@@ -192,13 +229,21 @@ def _entrant_scores(episodes: list[dict]) -> dict[str, list[float]]:
     return dict(sorted(scores.items()))
 
 
-def _score_distributions(episodes: list[dict]) -> dict | None:
+def _score_distributions(episodes: list[dict], colours: dict[str, str]) -> dict | None:
     scores = _entrant_scores(episodes)
     if not scores:
         return None
     figure = go.Figure(
         [
-            go.Box(x=values, name=_label(name), boxpoints="all", jitter=0.4, pointpos=0)
+            go.Box(
+                x=values,
+                name=_label(name),
+                boxpoints="all",
+                jitter=0.4,
+                pointpos=0,
+                marker_color=colours[name],
+                line_color=colours[name],
+            )
             for name, values in scores.items()
         ]
     )
@@ -211,7 +256,7 @@ def _score_distributions(episodes: list[dict]) -> dict | None:
     )
 
 
-def _points_over_deals(episodes: list[dict]) -> dict | None:
+def _points_over_deals(episodes: list[dict], colours: dict[str, str]) -> dict | None:
     """Each entrant's mean running points after each deal, over its seats."""
     sums: dict[str, list[float]] = defaultdict(list)
     counts: dict[str, list[int]] = defaultdict(list)
@@ -232,6 +277,8 @@ def _points_over_deals(episodes: list[dict]) -> dict | None:
                 y=[s / n for s, n in zip(sums[name], counts[name], strict=True)],
                 name=_label(name),
                 mode="lines+markers",
+                line_color=colours[name],
+                marker_color=colours[name],
             )
             for name in sorted(sums)
         ]

@@ -39,6 +39,8 @@
   }
 
   function standings() {
+    document.getElementById('standings-caption').textContent = data.means +
+      ', with its 95% interval over tables';
     const body = document.querySelector('#standings-table tbody');
     data.standings.forEach((s, i) => {
       const row = document.createElement('tr');
@@ -50,6 +52,7 @@
       cell(row, fixed(s.ci95[0]), 'low');
       const high = cell(row, fixed(s.ci95[1]), 'high');
       if (s.ciCoverage === TOO_FEW) high.classList.add('too-few');
+      cell(row, data.intervalMethods[s.ciMethod], 'method');
       cell(row, s.rating.toFixed(1), 'rating');
       cell(row, (s.points > 0 ? '+' : '') + s.points, 'points');
       body.appendChild(row);
