@@ -144,3 +144,35 @@ def test_league_show_says_an_allocated_mean_is_against_the_opponents_met(tmp_pat
     shown = report_tables(league_report(allocated), "allocated.sqlite")[0].title
     assert "mean episode score against the opponents it met (allocated rounds)," in shown
     assert "opponents it met" not in report_tables(league_report(plain), "plain.sqlite")[0].title
+
+
+def test_a_need_under_one_table_is_spent_at_its_first_seat():
+    # pressure needs 0.6 of a table, the rest nothing. Round one (tables 0..5) seats each
+    # of the six entrants 4 times (24 seats). At table 6 pressure sits first, by need; its
+    # need then drops to max(0, 0.6 - 1) = 0, and from table 7 every seat goes to the
+    # least played: 48 seats over six entrants, 8 each, so pressure sits at 4 of the
+    # round's 6 tables. Were its need never spent, it would sit at all 6
+    needs = dict.fromkeys((e.name for e in SIX), 0.0) | {"pressure": 0.6}
+    draws = list(allocated_draws(LEAGUE, _evidence(needs, {}, [])))
+    names = [e.name for e in SIX]
+    second = [{names[e] for e in picks} for picks, _ in draws[6:]]
+    assert "pressure" in second[0]
+    assert sum("pressure" in seated for seated in second) == 4
+
+
+def test_stored_evidence_is_the_standings_half_width(tmp_path, host):
+    # the allocation's half-widths are the standings' own: over the same tables, at the
+    # same level, each entrant's (high - low) / 2 of league show's ci95, with its tables
+    # and its cost per table (a scripted league costs nothing)
+    spec = attrs.evolve(LEAGUE, target_ci=None, tables=12)
+    path = tmp_path / "balanced.sqlite"
+    play(path, spec, host)
+    shown = {row["entrant"]: row for row in league_report(path)["standings"]}
+    evidence = stored_evidence(path, spec.tables, 0.05)
+    assert set(evidence) == set(shown)
+    for name, found in evidence.items():
+        low, high = shown[name]["ci95"]
+        assert found.half_width == pytest.approx((high - low) / 2, rel=1e-12)
+        assert 0 < found.half_width < 1
+        assert found.tables == 8  # 12 tables x 4 seats over 6 entrants
+        assert found.usd_per_table == 0
