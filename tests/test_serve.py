@@ -56,7 +56,9 @@ def test_a_closed_tab_is_a_seat_that_stopped_answering(served):
     assert status == 200 and page.decode() == replay_html(records)
 
 
-@pytest.mark.parametrize("served", [("--turn-timeout", "60", "--talk")], indirect=True)
+@pytest.mark.parametrize(
+    "served", [("--turn-timeout", "60", "--talk", "--offer", "pressure")], indirect=True
+)
 def test_two_people_at_one_table_each_see_only_their_own_hand(served):
     body = {"seats": ["human", "bayes", "human", "pressure"], "deals": 3, "seed": 4, "talk": True}
     status, table = served.post("/api/tables", body)
@@ -155,7 +157,7 @@ def test_a_missing_log_dir_is_made_as_the_docs_use_it(tmp_path):
 
 
 def test_ctrl_c_settles_a_table_with_no_person_as_quit_with_a_complete_log(tmp_path, capsys):
-    stopping = serve(tmp_path, "--max-deals", "1000000")
+    stopping = serve(tmp_path, "--max-deals", "1000000", "--offer", "pressure,random")
     served = next(stopping)
     seats = ["bayes", "pressure", "bayes", "random"]
     status, _table = served.post("/api/tables", {"seats": seats, "deals": 1000000})
@@ -218,6 +220,18 @@ def test_a_bad_command_line_is_one_error_line_before_anything_is_served(tmp_path
         ("--max-deals", "0"): "arena: error: argument --max-deals",
         ("--host", "0.0.0.0"): "arena: error: --host 0.0.0.0 is not a loopback address",
         ("--host", "example.com"): "arena: error: --host example.com is not a loopback address",
+        # Every seat a page may choose is built at launch, --seat and --offer alike.
+        ("--seat", "bayes:x"): "arena: error: seat bayes:x: seat 'bayes' takes no argument",
+        ("--offer", "pressure,bayes:x"): "arena: error: seat bayes:x: seat 'bayes' takes no",
+        ("--seat", "claude:nosuch"): "arena: error: seat claude:nosuch: unknown policy 'nosuch'",
+        ("--offer", "claude:nosuch"): "arena: error: seat claude:nosuch: unknown policy",
+        ("--seat", "nash"): (  # a rung-only seat at the default 4-seat dice table
+            "arena: error: seat nash: nash plays only on the calibration rungs"
+        ),
+        ("--offer", "nash"): "arena: error: seat nash: nash plays only on the calibration",
+        # 2**53 = 9007199254740992: one past the largest whole number a page holds exactly.
+        ("--seed", "9007199254740992"): "arena: error: --seed is over 9007199254740991,",
+        ("--seed", "1" + "0" * 299): "arena: error: --seed is over 9007199254740991,",
     }
     for args, expected in cases.items():
         done = run_serve("--port", "0", *args)
@@ -258,3 +272,20 @@ def test_the_log_download_is_the_bytes_written_whatever_was_said(served):
     assert [r["say"] for r in records if r.get("slot") == 0 and "say" in r and r["say"]] != []
     assert all(r["say"] == said for r in records if r.get("slot") == 0 and r.get("say"))
     tab.close()
+
+
+def test_an_offered_seat_its_plugin_refuses_for_the_pages_table_is_a_400(tmp_path):
+    # nash is checked at launch on the 2-seat rung1w table; a page may still choose dice,
+    # where nash cannot play: its seats are built before the answer, so the page is told.
+    stopping = serve(tmp_path, "--mode", "rung1w", "--seats", "2", "--offer", "nash")
+    served = next(stopping)
+    status, reply = served.post("/api/tables", {"seats": ["human", "nash"], "mode": "dice"})
+    assert status == 400
+    assert reply["error"].startswith("seat 1 (nash): nash plays only on the calibration rungs")
+    time.sleep(0.5)  # time enough for a log to appear, had the table started
+    assert list(served.log_dir.iterdir()) == []
+    status, _table = served.post("/api/tables", {"seats": ["bayes", "nash"], "deals": 2})
+    assert status == 200  # on the rung it was offered for, it plays
+    _path, records = served.logged()
+    stopping.close()
+    assert records[0]["seats"][1]["policy"] == "nash"

@@ -75,7 +75,7 @@ def test_a_whole_episode_by_clicking_matches_the_rules_and_the_servers_log(serve
     offered = tab.eval_on_selector_all(
         "#setup-seats tr:first-child option", "all => all.map((o) => o.value)"
     )
-    assert offered == sorted(host.registry.seats)  # every installed seat
+    assert offered == ["human", "bayes"]  # the person's seat and --seat's, bayes filling
     tab.click("#start")
     tab.wait_for_url("**/table/**")
     turns = checked = last = 0

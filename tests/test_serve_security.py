@@ -204,7 +204,10 @@ BAD_TABLES = [
     ),
     (b'{"seats": ["human", "bayes"], "deals": "many"}', "deals must be a whole number"),
     (b'{"seats": ["human", "bayes"], "deals": true}', "deals must be a whole number, got True"),
-    (b'{"seats": ["human", "bayes"], "seed": -1}', "seed must be >= 0, got -1"),
+    (
+        b'{"seats": ["human", "bayes"], "seed": -1}',
+        "seed must be 0..9007199254740991 (what a page holds exactly), got -1",
+    ),
     (b'{"seats": ["human", "bayes"], "seed": 1e999}', "seed must be a whole number"),
     (b'{"seats": ["human", "bayes"], "seed": NaN}', "NaN is not a number JSON allows"),
     (b'{"seats": ["human", "bayes"], "seed": -Infinity}', "-Infinity is not a number JSON"),
@@ -215,7 +218,19 @@ BAD_TABLES = [
     (b'{"seats": [1, 2]}', "seats must be a list of text"),
     (b"{}", "seats must be a list of text, got None"),
     (b'{"seats": ["human", "nosuch"]}', "seat 1: 'nosuch' is not offered here"),
-    (b'{"seats": ["human", ":x"]}', "seat 1: empty seat name"),
+    (b'{"seats": ["human", ":x"]}', "seat 1: ':x' is not offered here (human, bayes)"),
+    (b'{"seats": ["human", "bayes:x"]}', "seat 1: 'bayes:x' is not offered here (human, bayes)"),
+    (b'{"seats": ["human", "claude:/etc/passwd"]}', "seat 1: 'claude:/etc/passwd' is not offered"),
+    (b'{"seats": ["human", "pressure"]}', "seat 1: 'pressure' is not offered here (human, bayes)"),
+    (b'{"seats": ["human", " bayes"]}', "seat 1: ' bayes' is not offered here"),  # exact text
+    (
+        b'{"seats": ["human", "bayes"], "seed": 9007199254740992}',  # 2**53: one past exact
+        "seed must be 0..9007199254740991 (what a page holds exactly), got 9007199254740992",
+    ),
+    (
+        b'{"seats": ["human", "bayes"], "seed": 1' + b"0" * 299 + b"}",  # 300 digits
+        "seed must be 0..9007199254740991 (what a page holds exactly), got 1000000000000000",
+    ),
     (b'{"seats": ["human"]}', "seats must be 2 to 8"),
     (b'{"seats": ["human", "bayes"], "maxBids": 3}', "unknown field 'maxBids'"),
     (b'["human", "bayes"]', "the body must be a JSON object"),

@@ -80,22 +80,23 @@ def test_serve_without_a_seat_a_person_plays_is_one_line(monkeypatch, capsys):
     )
 
 
-def test_a_plugins_person_seat_is_played_in_the_page_with_its_own_screen_move_and_feed():
+def test_a_plugins_person_seat_is_played_in_the_page_with_its_own_screen_move_and_feed(tmp_path):
     request = EpisodeRequest(
         seats=2, deals=1, seed=5, seat_specs=(SeatSpec("bayes"), SeatSpec("doorman"))
     )
     with plugged(DoormanPlugin(), "doormen") as (host, info):
         assert info.broken is None
-        table = Table(host, request, timeout=30)
+        table = Table(host, request, timeout=30, log_path=tmp_path / "doorman.jsonl")
         (token,) = [t for t, slot in table.tokens.items() if slot == 1]
         assert table.people == {"1": f"/table/{token}"}
         table.start()
-        seen, hints = 0, []
+        mine, hints = [], []
+        table.channels[token].connect()  # a page reading: it is told every message
         deadline = time.monotonic() + 30
-        while not table.finished.is_set():
+        while not mine or mine[-1]["kind"] != "end":
             assert time.monotonic() < deadline, "the table did not finish"
-            messages = table.channels[token].since(seen)
-            seen += len(messages)
+            messages = table.channels[token].since(len(mine))
+            mine += messages
             for message in (m for m in messages if m["kind"] == "turn"):
                 screen = message["screen"]
                 assert screen["slot"] == 1 and len(screen["door"]) == 5  # dice: 5 per hand
@@ -104,14 +105,23 @@ def test_a_plugins_person_seat_is_played_in_the_page_with_its_own_screen_move_an
                 assert seat.answer(message["turn"], "min", None) is None
             time.sleep(0.01)
         assert hints and set(hints) == {"the doorman only says min, not 'knock'"}
-        mine = table.channels[token].since(0)
+        table.finished.wait(10)
+        table.channels[token].disconnect()
         watched = table.channels[table.watch_token].since(0)
-    assert mine[-1]["kind"] == "end"
+    assert [m["id"] for m in mine] == list(range(len(mine)))  # none missed on the way
     # The doorman's feed, for viewer 1: one deal record and one result record of one deal.
     news = [(m["news"], m["text"]) for m in mine if m["kind"] == "news"]
     assert news == [("door", "deal for 1"), ("door", "result for 1")]
-    # A spectator's feed is the default person seat's (human's), for no viewer.
-    first = next(m for m in watched if m["kind"] == "news")
-    assert first["text"].startswith("deal 1 of 1: ") and "your hand" not in first["text"]
+    # A finished table keeps each page's first and last message only (its log holds the
+    # rest): a spectator coming back is told it watches, and how the table ended.
+    assert [(m["kind"], m["you"]) for m in watched[:1]] == [("hello", None)]
+    assert [m["kind"] for m in watched] == ["hello", "end"] and watched[1] == {
+        **mine[-1],
+        "id": watched[1]["id"],
+        "log": f"/api/log/{table.watch_token}",
+        "replay": f"/replay/{table.watch_token}",
+    }
+    assert table.log == tmp_path / "doorman.jsonl" and table.log.exists()
+    assert table.channels[token].since(0) == [mine[0], mine[-1]]  # its page gone, as well
     results = mine[-1]["results"]
     assert results["seats"][1]["fallbacks"] == 0  # every move was the doorman's own

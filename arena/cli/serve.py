@@ -1,8 +1,9 @@
 """``arena serve``: play at a table in the browser, served from this machine only.
 
 Everything the command line decides is checked before the address is printed:
-the seats, the log folder (it must take a file), the bound on deals and a
-loopback address; a page can then only start what these allow.
+the seats a page may choose (each built once), the log folder (it must take a
+file), the bounds on deals and seeds and a loopback address; a page can then
+only start what these allow.
 """
 
 from __future__ import annotations
@@ -14,7 +15,13 @@ import tempfile
 import threading
 from pathlib import Path
 
-from arena.cli.options import add_seating_options, add_table_options, bounded, table_request
+from arena.cli.options import (
+    add_seating_options,
+    add_table_options,
+    bounded,
+    seat_specs,
+    table_request,
+)
 from arena.engine import MAX_DEALS
 from arena.plugins import PluginHost
 from arena.runner import SetupError
@@ -28,8 +35,19 @@ def register(commands: argparse._SubParsersAction) -> None:
     add_table_options(serve, engines=False)
     add_seating_options(
         serve,
-        "seat by slot, as in arena play (human = you); the page can change them "
-        "(default: human, then $PLAYER_SCRIPTED)",
+        "seat by slot, as in arena play (human = you); the page can change them among "
+        "the seats offered (default: human, then $PLAYER_SCRIPTED)",
+    )
+    serve.add_argument(
+        "--offer",
+        dest="offer_specs",
+        action="extend",
+        type=seat_specs,
+        default=[],
+        metavar="SPEC[,SPEC...]",
+        help="more seats a page may choose, e.g. pressure,random,claude:bluffer; a page "
+        "chooses only among these, the --seat ones, human and $PLAYER_SCRIPTED, each "
+        "checked at launch",
     )
     serve.add_argument(
         "--host",
@@ -60,7 +78,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     serve.add_argument(
         "--log-dir",
         type=Path,
-        help="write each table's event log here, made if missing (default: kept in memory only)",
+        help="write each table's event log here, made if missing (default: a private "
+        "folder, removed when the server stops)",
     )
     serve.set_defaults(run=run)
 
@@ -70,38 +89,43 @@ def run(args: argparse.Namespace, host: PluginHost) -> int:
         import uvicorn
 
         from arena.loopback import is_loopback
-        from arena.web.serve import TableServer, build_app
-        from arena.web.serve_table import checked_specs, person_seat
+        from arena.web.serve import MAX_SEED, TableServer, build_app
+        from arena.web.serve_offer import make_offer
     except ImportError:
         needs = "arena serve needs the web extra: pip install 'liars-arena[web]'"
         raise SetupError(needs) from None
     if not is_loopback(args.host):
         raise SetupError(f"--host {args.host} is not a loopback address; serve is for this machine")
-    if args.log_dir is not None:
-        _check_writable(args.log_dir)
     if args.deals > args.max_deals:
         raise SetupError(f"--deals {args.deals} is over --max-deals {args.max_deals}")
+    if args.seed > MAX_SEED:
+        raise SetupError(f"--seed is over {MAX_SEED}, the largest a page holds exactly")
     defaults = table_request(args, seed=args.seed, seat_specs=tuple(args.seat_specs))
-    checked_specs(host.registry, defaults)  # a bad --seat fails now, not at the page's Start
-    person_seat(host.registry)  # and a server with no one to seat, now too
-    sock = _listen(args.host, args.port)
-    port = sock.getsockname()[1]
-    server = TableServer(
-        host, defaults, args.turn_timeout, args.host, port, args.max_deals, args.log_dir
-    )
-    shown = f"[{args.host}]" if ":" in args.host else args.host
-    print(f"arena: serving on http://{shown}:{port}/ (Ctrl-C to stop)", flush=True)
-    # Open event streams never end on their own: on Ctrl-C give them a moment, then stop.
-    config = uvicorn.Config(
-        build_app(server), log_level="warning", lifespan="off", timeout_graceful_shutdown=2
-    )
-    try:
-        uvicorn.Server(config).run(sockets=[sock])
-    except KeyboardInterrupt:  # uvicorn re-raises the Ctrl-C it stopped on: the stop asked for
-        pass
-    finally:
-        server.leave()  # a table still in play settles "quit", its log complete
-        sock.close()
+    # Every seat a page may choose is built now (and a server with no one to seat fails):
+    # a bad one is an error line here, not a failed table at the page's Start.
+    offer = make_offer(host.registry, defaults, args.offer_specs)
+    if args.log_dir is not None:
+        _check_writable(args.log_dir)
+    with tempfile.TemporaryDirectory(prefix="arena-serve-") as private:
+        log_dir = args.log_dir if args.log_dir is not None else Path(private)
+        sock = _listen(args.host, args.port)
+        port = sock.getsockname()[1]
+        server = TableServer(
+            host, defaults, offer, args.turn_timeout, args.host, port, args.max_deals, log_dir
+        )
+        shown = f"[{args.host}]" if ":" in args.host else args.host
+        print(f"arena: serving on http://{shown}:{port}/ (Ctrl-C to stop)", flush=True)
+        # Open event streams never end on their own: on Ctrl-C give them a moment, then stop.
+        config = uvicorn.Config(
+            build_app(server), log_level="warning", lifespan="off", timeout_graceful_shutdown=2
+        )
+        try:
+            uvicorn.Server(config).run(sockets=[sock])
+        except KeyboardInterrupt:  # uvicorn re-raises the Ctrl-C it stopped on: as asked
+            pass
+        finally:
+            server.leave()  # a table still in play settles "quit", its log complete
+            sock.close()
     print("arena: server stopped", file=sys.stderr)
     return 0
 

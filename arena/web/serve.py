@@ -6,7 +6,10 @@ viewer's messages as server-sent events and posts moves as JSON. Everything a
 tab can reach is keyed by its viewer token, so a tab sees its own seat only, and
 is told no other token: the links to hand out go to whoever started the table.
 What a request must be to be acted on (this server's own page, a small JSON
-body, checked fields) is :mod:`arena.web.serve_guard`'s.
+body, checked fields) is :mod:`arena.web.serve_guard`'s; which seats a page may
+choose, :mod:`arena.web.serve_offer`'s. Logs are written to a folder (the
+command line's, or a private one): a finished table's download and replay read
+its file, so the server holds no finished episode.
 """
 
 from __future__ import annotations
@@ -23,13 +26,19 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
+from starlette.responses import (
+    FileResponse,
+    HTMLResponse,
+    JSONResponse,
+    Response,
+    StreamingResponse,
+)
 from starlette.routing import Route
 
+from arena.eventlog import read_log
 from arena.eventlog.partfile import PART_SUFFIX
 from arena.plugins import DuplicateName, PluginHost, UnknownName
 from arena.runner import EpisodeRequest, SetupError, scripted_default
-from arena.seats import SeatSpec
 from arena.web.replay import replay_html
 from arena.web.serve_guard import (
     Fields,
@@ -40,7 +49,8 @@ from arena.web.serve_guard import (
     own_hosts,
     own_origins,
 )
-from arena.web.serve_table import Table, person_seat
+from arena.web.serve_offer import Offer
+from arena.web.serve_table import Table
 
 PAGE = Path(__file__).with_name("serve_page.html")
 FINAL = ("end", "error")
@@ -50,6 +60,8 @@ POLL_SECONDS = 0.05
 TABLE_FIELDS = {"seats", "mode", "deals", "seed", "talk"}
 MOVE_FIELDS = {"turn", "command", "say"}
 LOG_NAME = re.compile(rf"table-(\d+)-seed\d+\.jsonl(?:{re.escape(PART_SUFFIX)})?")
+MAX_SEED = 2**53 - 1
+"""The largest seed a page holds exactly: its numbers are JavaScript's doubles."""
 
 
 @attrs.define
@@ -58,41 +70,40 @@ class TableServer:
 
     host: PluginHost
     defaults: EpisodeRequest
+    offer: Offer
+    """The seats a page may choose, fixed and checked at launch."""
     timeout: float
     address: str
     """The loopback address bound, as the page's own URL names it."""
     port: int
     max_deals: int
     """The most deals a page may ask of one table (``serve --max-deals``)."""
-    log_dir: Path | None = None
+    log_dir: Path
+    """Where each table's log is written: ``--log-dir``, or a private folder."""
     table: Table | None = None
     """The latest table; only one is played at a time."""
     by_token: dict[str, Table] = attrs.Factory(dict)
     """Every table this server has opened, by each of its viewer tokens (logs stay downloadable)."""
 
     @property
-    def offered(self) -> list[str]:
-        """The seats a page may choose: every installed one, as the setup page lists them."""
-        return sorted(self.host.registry.seats)
-
-    @property
     def origins(self) -> frozenset[str]:
         return own_origins(self.address, self.port)
 
     def setup(self) -> dict[str, Any]:
-        seats = self.host.registry.seats
         d = self.defaults
-        you = person_seat(self.host.registry)  # the seat given, unless flags say otherwise
+        you = next(iter(self.offer.seats))  # the seat a person plays comes first
         given = [str(spec) for spec in d.seat_specs] or [you]
         filler = str(scripted_default())
         return {
             "seats": [
-                {"name": name, "description": seats[name].description} for name in self.offered
+                {"name": text, "description": self.offer.descriptions[text]}
+                for text in self.offer.seats
             ],
             "modes": sorted(self.host.registry.modes),
             "maxDeals": self.max_deals,
             "defaults": {
                 "seats": given + [filler] * (d.seats - len(given)),
+                "filler": filler,
                 "mode": d.mode,
                 "deals": d.deals,
                 "seed": d.seed,
@@ -107,14 +118,16 @@ class TableServer:
             raise Refused(409, "a table is still being played on this server")
         fields = Fields(body, TABLE_FIELDS)
         d = self.defaults
-        specs = tuple(self._offered(slot, text) for slot, text in enumerate(fields.texts("seats")))
+        specs = tuple(
+            self.offer.pick(slot, text) for slot, text in enumerate(fields.texts("seats"))
+        )
         request = attrs.evolve(
             d,
             seat_specs=specs,
             seats=len(specs),
             mode=fields.text("mode", d.mode),
             deals=fields.integer("deals", d.deals, 1, self.max_deals, why=" (serve --max-deals)"),
-            seed=fields.integer("seed", d.seed, 0),
+            seed=fields.integer("seed", d.seed, 0, MAX_SEED, why=" (what a page holds exactly)"),
             talk=fields.flag("talk", d.talk),
         )
         try:
@@ -122,25 +135,16 @@ class TableServer:
         except (SetupError, UnknownName, DuplicateName) as exc:
             raise Refused(400, str(exc)) from None
         table.start()
+        table.seated.wait()  # its seats built: a seat its plugin refuses for this table is a 400
+        if table.refused is not None:
+            raise Refused(400, table.refused)
         self.table = table
         self.by_token.update(dict.fromkeys(table.tokens, table))
         return table
 
-    def _offered(self, slot: int, text: str) -> SeatSpec:
-        try:
-            spec = SeatSpec.parse(text)
-        except ValueError as exc:
-            raise Refused(400, f"seat {slot}: {exc}") from None
-        if spec.name not in self.offered:
-            shown = text[:40]
-            raise Refused(400, f"seat {slot}: {shown!r} is not offered here: {self.offered}")
-        return spec
-
-    def _log_path(self, seed: int) -> Path | None:
+    def _log_path(self, seed: int) -> Path:
         """A new name in the log folder, numbered past every table log already there (a
         restarted server's too), so no two tables' logs ever share one."""
-        if self.log_dir is None:
-            return None
         numbers = (LOG_NAME.fullmatch(path.name) for path in self.log_dir.iterdir())
         number = max((int(match[1]) for match in numbers if match), default=0) + 1
         return self.log_dir / f"table-{number}-seed{seed}.jsonl"
@@ -172,7 +176,7 @@ def build_app(server: TableServer) -> Starlette:
 
         async def stream() -> AsyncIterator[str]:
             index = first
-            channel.connected += 1
+            channel.connect()
             try:
                 while True:
                     for message in channel.since(index):
@@ -182,7 +186,7 @@ def build_app(server: TableServer) -> Starlette:
                             return
                     await asyncio.sleep(POLL_SECONDS)
             finally:
-                channel.connected -= 1
+                channel.disconnect()
 
         return StreamingResponse(
             stream(), media_type="text/event-stream", headers={"Cache-Control": "no-store"}
@@ -200,20 +204,20 @@ def build_app(server: TableServer) -> Starlette:
 
     async def download_log(request: Request) -> Response:
         table, _token = _table(server, request)
-        if table is None or table.records is None:
+        if table is None or table.log is None:
             return _error("the log is ready when the episode ends", 404)
-        name = f"arena-seed{table.request.seed}.jsonl"
-        return Response(
-            table.records.data(),  # the bytes the log wrote, not a second serialisation
+        return FileResponse(  # the bytes the log wrote, not a second serialisation
+            table.log,
             media_type="application/x-ndjson",
-            headers={"Content-Disposition": f'attachment; filename="{name}"'},
+            filename=f"arena-seed{table.request.seed}.jsonl",
         )
 
     async def replay(request: Request) -> Response:
         table, _token = _table(server, request)
-        if table is None or table.records is None:
+        if table is None or table.log is None:
             return _error("the replay is ready when the episode ends", 404)
-        return HTMLResponse(replay_html(table.records, host=server.host))
+        records = await asyncio.to_thread(read_log, table.log)
+        return HTMLResponse(replay_html(records, host=server.host))
 
     async def refused(_request: Request, exc: Refused) -> Response:
         return _error(exc.reason, exc.status)

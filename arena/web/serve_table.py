@@ -11,10 +11,15 @@ timeout is a seat that stopped answering: rule 11 applies (a logged fault, the
 bayes fallback) and the table goes on; until its page connects again it is not
 waited for. Each viewer has its own unguessable token, which is what lets
 several people sit at one table from different tabs.
+
+A finished table keeps only what its pages still need: each viewer's first and
+last message, and the path of its log on disk, which the download and the replay
+read. A server plays table after table, and none of them stays in its memory.
 """
 
 from __future__ import annotations
 
+import bisect
 import queue
 import secrets
 import threading
@@ -24,7 +29,6 @@ from typing import Any
 import attrs
 
 from arena.actions import Action
-from arena.eventlog import LogRecords
 from arena.logs import get_logger
 from arena.plugins import PluginHost, Registry
 from arena.registry import Person
@@ -44,14 +48,39 @@ class Channel:
         self._lock = threading.Lock()
         self.connected = 0
         """Pages reading this channel right now."""
+        self._finished = False
 
     def publish(self, kind: str, **data: Any) -> None:
         with self._lock:
             self._messages.append({"id": len(self._messages), "kind": kind, **data})
 
     def since(self, index: int) -> list[dict[str, Any]]:
+        """The messages numbered ``index`` on (numbers stay as published, kept or not)."""
         with self._lock:
-            return self._messages[index:]
+            first = bisect.bisect_left(self._messages, index, key=lambda message: message["id"])
+            return self._messages[first:]
+
+    def connect(self) -> None:
+        with self._lock:
+            self.connected += 1
+
+    def disconnect(self) -> None:
+        with self._lock:
+            self.connected -= 1
+            self._keep_ends()
+
+    def finish(self) -> None:
+        """The table ended: its last message is published."""
+        with self._lock:
+            self._finished = True
+            self._keep_ends()
+
+    def _keep_ends(self) -> None:
+        """Once the table ended and no page reads on, forget all but the first and last
+        message: a page that comes back is told whom it is and how the table ended; the
+        log holds what happened. A page still reading gets every message first."""
+        if self._finished and self.connected == 0:
+            self._messages[1:-1] = []
 
 
 class BrowserSeat:
@@ -153,7 +182,7 @@ class Table:
         host: PluginHost,
         request: EpisodeRequest,
         timeout: float,
-        log_path: Path | None = None,
+        log_path: Path,
     ):
         registry = host.registry
         self.specs = checked_specs(registry, request)  # before any thread starts
@@ -179,7 +208,12 @@ class Table:
         }
         self.seats: dict[int, BrowserSeat] = {}
         self.left = threading.Event()
-        self.records: LogRecords | None = None
+        self.log: Path | None = None
+        """The episode's log, on disk, once it ended (not if it failed)."""
+        self.seated = threading.Event()
+        """Set once the seats are built and play began, or the table failed before it."""
+        self.refused: str | None = None
+        """Why the table could not be set up (a seat its plugin refused), if so."""
         self.finished = threading.Event()
         self._thread = threading.Thread(target=self._play, name="arena-table", daemon=True)
         table = {
@@ -226,6 +260,7 @@ class Table:
         return seat
 
     def _on_record(self, record: dict[str, Any]) -> None:
+        self.seated.set()  # the header: every seat was built
         for token, feed in self.feeds.items():
             news = feed(record)
             if news is not None:
@@ -233,7 +268,7 @@ class Table:
 
     def _play(self) -> None:
         try:
-            results, self.records = run_episode(
+            results, _records = run_episode(
                 self.host,
                 self.request,
                 log_path=self.log_path,
@@ -241,11 +276,14 @@ class Table:
                 local_seats={self.specs[slot].name: self._seat for slot in self.persons},
                 closing=self.left,
             )
+        except SetupError as exc:  # before play: the page that asked is told, no other
+            self.refused = str(exc)
         except Exception as exc:  # the table is over either way; every page is told why
             log.error("table failed", error=repr(exc))
             for channel in self.channels.values():
                 channel.publish("error", text=f"the table stopped: {exc}")
         else:
+            self.log = self.log_path
             for token, channel in self.channels.items():
                 channel.publish(
                     "end",
@@ -254,4 +292,9 @@ class Table:
                     replay=f"/replay/{token}",
                 )
         finally:
+            self.seats.clear()
+            self.feeds.clear()
+            for channel in self.channels.values():
+                channel.finish()
+            self.seated.set()
             self.finished.set()
