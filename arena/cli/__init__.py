@@ -2,7 +2,9 @@
 
 Every user mistake (unknown seat or mode, a bad number, an unwritable path, a
 corrupt log) ends in one ``arena: error: ...`` line and exit code 2, never a
-traceback; a failed log write is one such line with exit code 1. Ctrl-C and
+traceback; a failed write, of the log or of stdout (a full disk, ``/dev/full``, an
+I/O error), is one such line with exit code 1, and a reader that left
+(``arena play --json | head``) a quiet exit 0. Ctrl-C and
 SIGTERM stop an episode the same way: its partial log is closed with an
 ``interrupted`` line and the CLI says where it is (exit code 130). Plugins load
 lazily, once, when a command needs them.
@@ -24,7 +26,9 @@ from collections.abc import Sequence
 
 import arena.cli.startup  # first: a Ctrl-C while the rest imports
 from arena import __version__, logconfig
+from arena.cli import standard_output
 from arena.cli.options import USAGE_ERROR, Parser, resolve_seats
+from arena.cli.standard_output import StdoutFailed
 from arena.eventlog import LogError, LogExists, LogWriteError
 from arena.league.config import LeagueError
 from arena.league.store import StoreError
@@ -122,7 +126,25 @@ def _add_global_options(parser: argparse.ArgumentParser, defaults: bool) -> None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command ``argv`` names; its exit code.
+
+    Its stdout is guarded and flushed before this returns (:mod:`.standard_output`): a
+    write that fails (a full disk, an I/O error) is one ``arena: error:`` line and exit
+    code 1, whichever command wrote; a reader that left is a quiet exit."""
     argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        with standard_output.guarded():
+            return _command(argv)
+    except StdoutFailed as exc:
+        standard_output.discard()
+        print(f"arena: error: {printable(exc.strerror)}", file=sys.stderr)
+        return RUN_FAILED
+    except BrokenPipeError:  # e.g. `arena play --json | head`: the reader left, not an error
+        standard_output.discard()
+        return 0
+
+
+def _command(argv: list[str]) -> int:
     args = build_parser(argv).parse_args(argv)
     logconfig.configure(args.verbose)
     in_main = threading.current_thread() is threading.main_thread()
@@ -144,9 +166,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("arena: interrupted", file=sys.stderr)
         return INTERRUPTED
-    except BrokenPipeError:  # e.g. `arena play --json | head`: the reader left, not an error
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
     finally:
         if in_main:
             signal.signal(signal.SIGTERM, previous)
