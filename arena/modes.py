@@ -28,6 +28,11 @@ if TYPE_CHECKING:  # a sandbox worker reads modes without importing numpy (arena
 STRICT = "strict"
 WILD_ONES = "wild-ones"
 RAISE_RULES = (STRICT, WILD_ONES)
+MAX_SYMBOLS = 64
+MAX_HAND_SIZE = 64
+"""The most faces a mode has and symbols a hand holds: far past any game's (dice 6 and 5,
+poker 10 and 8). A reader sizes what it builds by a log's header (a hand's width, the bid
+ladder), so the header is held to these and a hostile one cannot make it hang."""
 
 
 def _uniform_hand(mode: Mode, rng: np.random.Generator) -> tuple[int, ...]:
@@ -71,13 +76,17 @@ class Mode:
 
     @symbols.validator
     def _check_symbols(self, _attribute, value):
-        if len(value) < 2 or list(value) != sorted(set(value)):
-            raise ValueError(f"mode {self.name!r}: symbols must be >= 2 distinct ints, ascending")
+        if not 2 <= len(value) <= MAX_SYMBOLS or list(value) != sorted(set(value)):
+            raise ValueError(
+                f"mode {self.name!r}: symbols must be 2 to {MAX_SYMBOLS} distinct ints, ascending"
+            )
 
     @hand_size.validator
     def _check_hand_size(self, _attribute, value):
-        if value < 1:
-            raise ValueError(f"mode {self.name!r}: hand size must be >= 1, got {value}")
+        if not 1 <= value <= MAX_HAND_SIZE:
+            raise ValueError(
+                f"mode {self.name!r}: hand size must be 1 to {MAX_HAND_SIZE}, got {value}"
+            )
 
     @wild.validator
     def _check_wild(self, _attribute, value):
