@@ -690,3 +690,58 @@ def test_a_bad_input_is_one_error_line(case, made, tmp_path, capsys):
     elif row.stdout is not None:
         assert row.stdout in out, out
     assert _digests(before) == before, "an input file changed"
+
+
+# --- issue 30: every number in a league file is checked as its flag is ----------------------
+
+LEAGUE_NUMBERS = [
+    # (the league file's [section] and key, its flag, a value TOML and the flag both read
+    #  as the same number, and the one check both must fail with)
+    ("league", "budget_usd", "--budget-usd", "nan", "budget_usd must be a finite number >= 0"),
+    ("league", "budget_usd", "--budget-usd", "inf", "budget_usd must be a finite number >= 0"),
+    ("league", "budget_usd", "--budget-usd", "-0.5", "budget_usd must be a finite number >= 0"),
+    (
+        "league",
+        "budget_tokens",
+        "--budget-tokens",
+        "-1",
+        "budget_tokens must be a whole number >= 0",
+    ),
+    ("league", "target_ci", "--target-ci", "nan", "target_ci must be a finite number > 0"),
+    ("league", "target_ci", "--target-ci", "0.0", "target_ci must be a finite number > 0"),
+    ("league", "seed", "--seed", "-1", "seed must be a whole number >= 0"),
+    # 9223372036854775807 = 2**63 - 1, the most episodes an SQLite INTEGER numbers
+    ("league", "tables", "--tables", "0", "tables must be a whole number 1 to 9223372036854775807"),
+    (
+        "limits",
+        "concurrency",
+        "--concurrency",
+        "1025",
+        "concurrency must be a whole number 1 to 1024",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "section, key, flag, value, check",
+    LEAGUE_NUMBERS,
+    ids=[f"{r[1]}={r[3]}" for r in LEAGUE_NUMBERS],
+)
+def test_a_league_files_number_fails_the_check_its_flag_fails(
+    section, key, flag, value, check, tmp_path, capsys
+):
+    # A Claude entrant: a NaN budget there was accepted and never tripped.
+    league = tmp_path / "league.toml"
+    league.write_text(
+        f'[{section}]\n{key} = {value}\n[entrants]\nb = "bayes"\nr = "random"\n'
+        'c = { seat = "claude", policy = "honest" }\n'
+    )
+    db = tmp_path / "new.sqlite"
+    code, out, err = run_cli(["league", "run", str(league), "--db", str(db)], capsys, False)
+    assert (code, out) == (2, "")
+    assert err == f"arena: error: {league}: {check}, got {value}\n"
+    pool = ["league", "run", "--pool", "bayes,random,claude:honest", "--db", str(db)]
+    code, out, err = run_cli([*pool, flag, value], capsys, False)
+    assert (code, out) == (2, "")
+    assert err == (f"arena: error: argument {flag}: {check}, got {value} (arena league run)\n")
+    assert sorted(tmp_path.iterdir()) == [league]

@@ -11,21 +11,23 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Callable
 
 import attrs
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from arena.cli.options import add_table_options, bounded, seat_specs, table_request
+from arena.cli.options import add_table_options, seat_specs, table_request
 from arena.league.config import (
     SCHEDULES,
+    SETTINGS,
     Budget,
     LeagueError,
     LeagueSpec,
     pool_entrants,
     read_league_file,
 )
-from arena.league.executors import EXECUTORS, ExecutorFailed
+from arena.league.executors import EXECUTORS, ExecutorFailed, choose_executor
 from arena.league.report import csv_files, episode_logs, league_report, report_tables
 from arena.league.run import Progress as LeagueProgress
 from arena.league.run import run_league
@@ -79,10 +81,10 @@ def add_run_options(parser: argparse.ArgumentParser, with_file: bool) -> None:
         "without a league file)",
     )
     parser.add_argument(
-        "--tables", type=bounded(int, 1), default=10, help="tables to draw, >= 1 (default 10)"
+        "--tables", type=setting("tables"), default=10, help="tables to draw, >= 1 (default 10)"
     )
     parser.add_argument(
-        "--seed", type=bounded(int, 0), default=0, help="master seed, >= 0 (default 0)"
+        "--seed", type=setting("seed"), default=0, help="master seed, >= 0 (default 0)"
     )
     parser.add_argument(
         "--schedule",
@@ -104,21 +106,24 @@ def add_run_options(parser: argparse.ArgumentParser, with_file: bool) -> None:
     parser.add_argument(
         "--executor",
         choices=EXECUTORS,
-        help="where tables run (default: process with --workers, else thread)",
+        help="where tables run (default: ray with --address, process with --workers, else"
+        " thread); a flag the executor does not apply is refused",
     )
     parser.add_argument(
         "--concurrency",
-        type=bounded(int, 1),
+        type=setting("concurrency"),
         help="tables in flight (threads, Ray tasks), >= 1 (default: --workers, else the "
         "league file's, else 1)",
     )
     parser.add_argument(
-        "--workers", type=bounded(int, 1), help="worker processes, >= 1 (default: --concurrency)"
+        "--workers",
+        type=setting("concurrency"),
+        help="worker processes, >= 1 (default: --concurrency)",
     )
     parser.add_argument("--address", help="Ray cluster address (default: a local Ray instance)")
     parser.add_argument(
         "--target-ci",
-        type=bounded(float, above=0),
+        type=setting("target_ci"),
         metavar="W",
         help="W > 0: play rounds of tables (a fortieth of --tables, a tenth with --separate;"
         " at least one per entrant) and"
@@ -133,10 +138,14 @@ def add_run_options(parser: argparse.ArgumentParser, with_file: bool) -> None:
         " within W of each other (default: every half-width <= W)",
     )
     parser.add_argument(
-        "--budget-usd", type=bounded(float, 0), help="stop before passing it, >= 0 (default: none)"
+        "--budget-usd",
+        type=setting("budget_usd"),
+        help="stop before passing it, >= 0 (default: none)",
     )
     parser.add_argument(
-        "--budget-tokens", type=bounded(int, 0), help="stop before passing it, >= 0 (default: none)"
+        "--budget-tokens",
+        type=setting("budget_tokens"),
+        help="stop before passing it, >= 0 (default: none)",
     )
     parser.add_argument(
         "--allow-stand-in",
@@ -152,6 +161,24 @@ def add_run_options(parser: argparse.ArgumentParser, with_file: bool) -> None:
         "--json", action="store_true", help="print the report as JSON (default: tables)"
     )
     parser.set_defaults(run=run)
+
+
+def setting(name: str) -> Callable[[str], int | float]:
+    """The flag's parser for the league-file setting ``name``: its text read as a number,
+    then held to the setting's own check (:data:`arena.league.config.SETTINGS`)."""
+    number = SETTINGS[name]
+
+    def parse(text: str) -> int | float:
+        try:
+            value = int(text) if number.whole else float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be {number}, got {text!r}") from None
+        try:
+            return number.check(value, name)
+        except LeagueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return parse
 
 
 def league_spec(args: argparse.Namespace, host: PluginHost) -> LeagueSpec:
@@ -187,8 +214,9 @@ def league_spec(args: argparse.Namespace, host: PluginHost) -> LeagueSpec:
 
 
 def run(args: argparse.Namespace, host: PluginHost) -> int:
+    flags = {"workers": args.workers, "concurrency": args.concurrency, "address": args.address}
+    executor = choose_executor(args.executor, flags)
     spec = league_spec(args, host)
-    executor = args.executor or ("process" if args.workers and not args.concurrency else "thread")
     db = args.db or DEFAULT_DB
     store = LeagueStore(db)
     try:

@@ -71,6 +71,50 @@ class LeagueError(ValueError):
 
 
 @attrs.frozen
+class Number:
+    """What a league's number may be: whole or finite, and its range. Each setting has one
+    (:data:`SETTINGS`), checked by :class:`LeagueSpec` and :class:`Budget` themselves, so a
+    league file's value and its command-line flag are held to the same check."""
+
+    whole: bool
+    low: float | None = None
+    high: float | None = None
+    above: float | None = None
+    """An open lower bound: the value must be greater."""
+
+    def check(self, value: Any, name: str) -> Any:
+        """``value``, or a :class:`LeagueError` naming ``name``; TOML reads ``nan`` and ``inf``,
+        and a flag's float does too, neither of which is a number a league can use."""
+        kind = int if self.whole else (int, float)
+        fits = isinstance(value, kind) and not isinstance(value, bool)
+        fits = fits and (isinstance(value, int) or math.isfinite(value))
+        if not fits or not (
+            (self.low is None or value >= self.low)
+            and (self.high is None or value <= self.high)
+            and (self.above is None or value > self.above)
+        ):
+            raise LeagueError(f"{name} must be {self}, got {value!r}")
+        return value
+
+    def __str__(self) -> str:
+        kind = "a whole number" if self.whole else "a finite number"
+        if self.high is not None:
+            return f"{kind} {self.low} to {self.high}"
+        return f"{kind} > {self.above}" if self.above is not None else f"{kind} >= {self.low}"
+
+
+SETTINGS = {
+    "seed": Number(whole=True, low=0),
+    "tables": Number(whole=True, low=1, high=MAX_EPISODES),
+    "concurrency": Number(whole=True, low=1, high=MAX_CONCURRENCY),
+    "budget_usd": Number(whole=False, low=0),
+    "budget_tokens": Number(whole=True, low=0),
+    "target_ci": Number(whole=False, above=0),
+}
+"""The league's numbers, by their league-file key; each flag that sets one checks it here."""
+
+
+@attrs.frozen
 class Entrant:
     """A named seat spec: the name is what the standings show."""
 
@@ -84,6 +128,12 @@ class Budget:
 
     usd: float | None = None
     tokens: int | None = None
+
+    def __attrs_post_init__(self) -> None:
+        if self.usd is not None:  # NaN would never trip it
+            SETTINGS["budget_usd"].check(self.usd, "budget_usd")
+        if self.tokens is not None:
+            SETTINGS["budget_tokens"].check(self.tokens, "budget_tokens")
 
     @property
     def limited(self) -> bool:
@@ -127,21 +177,15 @@ class LeagueSpec:
             raise LeagueError(f"entrant {twice[0]!r} is listed twice")
         if not self.entrants:
             raise LeagueError("a league needs at least one entrant")
-        target = self.target_ci
-        if target is not None and (
-            not isinstance(target, (int, float))
-            or isinstance(target, bool)
-            or not 0 < target < math.inf
-        ):
-            raise LeagueError(f"target_ci must be a number > 0, got {self.target_ci!r}")
+        for name in ("seed", "tables", "concurrency", "target_ci"):
+            if getattr(self, name) is not None:
+                SETTINGS[name].check(getattr(self, name), name)
         if self.target_ci is not None and self.schedule != "balanced":
             raise LeagueError("target_ci plays rounds of a balanced schedule")
         if self.separate and self.target_ci is None:
             raise LeagueError("separate needs target_ci: the width two entrants count as level")
         if self.schedule not in SCHEDULES:
             raise LeagueError(f"unknown schedule {self.schedule!r} (known: {', '.join(SCHEDULES)})")
-        _whole(self.tables, "tables", high=MAX_EPISODES)
-        _whole(self.concurrency, "concurrency", high=MAX_CONCURRENCY)
         if len(self.entrants) < self.table.seats and not self.allow_repeat:
             raise LeagueError(
                 f"{len(self.entrants)} entrants cannot fill {self.table.seats}-seat tables"
@@ -302,13 +346,10 @@ def league_from_mapping(
         raise LeagueError(f"[table]: engine must be one of {', '.join(ENGINES)}")
     if not isinstance(league.get("separate", False), bool):
         raise LeagueError(f"separate must be true or false, got {league['separate']!r}")
-    for key in ("budget_usd", "budget_tokens"):
-        if not isinstance(league.get(key, 0), (int, float)) or league.get(key, 0) < 0:
-            raise LeagueError(f"{key} must be a number >= 0, got {league[key]!r}")
     return LeagueSpec(
         entrants=tuple(entrant(name, value, seats or {}) for name, value in entrants.items()),
-        tables=_whole(league.get("tables", 10), "tables"),
-        seed=_whole(league.get("seed", 0), "seed", low=0),
+        tables=league.get("tables", 10),
+        seed=league.get("seed", 0),
         table=EpisodeRequest(**table) if table else EpisodeRequest(),
         schedule=league.get("schedule", "balanced"),
         duplicate=bool(league.get("duplicate", False)),
@@ -316,7 +357,7 @@ def league_from_mapping(
         budget=Budget(league.get("budget_usd"), league.get("budget_tokens")),
         target_ci=league.get("target_ci"),
         separate=league.get("separate", False),
-        concurrency=_whole(limits.pop("concurrency", 1), "concurrency"),
+        concurrency=limits.pop("concurrency", 1),
         api_limits=ApiLimits(**limits),
         prices=prices,
     )
@@ -360,16 +401,10 @@ def _section(data: Mapping[str, Any], name: str) -> dict[str, Any]:
 
 
 def _finite_positive(section: Mapping[str, Any], key: str, where: str) -> None:
-    """A number of seconds or a rate: TOML reads ``nan`` and ``inf``, neither of which is one."""
-    value = section.get(key)
-    number = isinstance(value, (int, float)) and not isinstance(value, bool)
-    if value is not None and not (number and math.isfinite(value) and value > 0):
-        raise LeagueError(f"{where}: {key} must be a finite number > 0, got {value!r}")
+    """A number of seconds or a rate, if given."""
+    if key in section:
+        Number(whole=False, above=0).check(section[key], f"{where}: {key}")
 
 
 def _whole(value: Any, name: str, low: int = 1, high: int | None = None) -> int:
-    whole = isinstance(value, int) and not isinstance(value, bool)
-    if not whole or value < low or high is not None and value > high:
-        span = f">= {low}" if high is None else f"{low} to {high}"
-        raise LeagueError(f"{name} must be a whole number {span}, got {value!r}")
-    return value
+    return Number(whole=True, low=low, high=high).check(value, name)
