@@ -110,7 +110,7 @@ def test_the_cap_ends_a_league_whose_target_is_out_of_reach(tmp_path, host):
 @pytest.mark.parametrize("value", [0, -0.1, "wide", True, float("inf")])
 def test_a_bad_target_in_a_league_file_is_one_line(value):
     data = {"entrants": {"a": "bayes", "b": "pressure"}, "league": {"target_ci": value}}
-    with pytest.raises(LeagueError, match="target_ci must be a number > 0"):
+    with pytest.raises(LeagueError, match="target_ci must be a finite number > 0"):
         league_from_mapping(data | {"table": {"seats": 2}})
 
 
