@@ -46,6 +46,7 @@ from arena.league.store import (
     stored_results,
 )
 from arena.plugins import Reporter
+from arena.spreadsheet import safe_row
 from arena.terminal_text import cell
 
 
@@ -368,7 +369,7 @@ def csv_files(report: dict[str, Any]) -> dict[str, str]:
         text = io.StringIO()
         writer = csv.DictWriter(text, fieldnames=list(rows[0]) if rows else ["entrant"])
         writer.writeheader()
-        writer.writerows(rows)
+        writer.writerows(safe_row(row) for row in rows)  # entrant names are anyone's text
         files[name] = text.getvalue()
     return files
 
