@@ -18,6 +18,7 @@ which would serve forever if it accepted its input, runs as a process with a tim
 from __future__ import annotations
 
 import contextlib
+import csv
 import hashlib
 import json
 import signal
@@ -745,3 +746,41 @@ def test_a_league_files_number_fails_the_check_its_flag_fails(
     assert (code, out) == (2, "")
     assert err == (f"arena: error: argument {flag}: {check}, got {value} (arena league run)\n")
     assert sorted(tmp_path.iterdir()) == [league]
+
+
+# --- issue 30: a league's CSV export is safe to open in a spreadsheet -----------------------
+
+
+def test_csv_export_neutralises_formula_entrant_names_and_keeps_negative_numbers(tmp_path, capsys):
+    names = ['=HYPERLINK("http://127.0.0.1/x","y")', "+cmd", "@SUM(1)", "-1+1", "\tTAB"]
+    policies = ["bayes", "random", "pressure", "bayes", "random"]
+    league = tmp_path / "league.toml"
+    entrants = "".join(
+        f"{json.dumps(name)} = {json.dumps(policy)}\n"
+        for name, policy in zip(names, policies, strict=True)
+    )
+    league.write_text(f"[league]\ntables = 5\n[table]\ndeals = 4\n[entrants]\n{entrants}")
+    db, out = tmp_path / "l.sqlite", tmp_path / "csv"
+    assert main(["league", "run", str(league), "--db", str(db), "--json"]) == 0
+    assert main(["league", "export", str(db), "--csv", str(out)]) == 0
+    capsys.readouterr()
+    with open(out / "standings.csv", newline="") as file:
+        standings = list(csv.DictReader(file))
+    # OWASP: a cell starting with = + - @ (or tab, CR) gets a leading single quote
+    assert sorted(row["entrant"] for row in standings) == sorted("'" + name for name in names)
+    # Points are zero-sum per episode and 4 deals move points, so some entrant has fewer
+    # than 0: written as the number it is, never quoted as text.
+    points = [row["points"] for row in standings]
+    assert any(value.startswith("-") for value in points)
+    assert all(int(value) == float(value) for value in points)
+    with open(out / "head_to_head.csv", newline="") as file:
+        duels = list(csv.DictReader(file))
+    cells = [row["entrant"] for row in duels] + [row["opponent"] for row in duels]
+    assert cells and all(cell.startswith("'") for cell in cells)
+    assert any(row["pointsPerDeal"].startswith("-") for row in duels)
+    float(duels[0]["pointsPerDeal"])  # a number, not "'-0.25"
+    with open(out / "cost.csv", newline="") as file:
+        assert {row["entrant"] for row in csv.DictReader(file)} == {
+            *("'" + name for name in names),
+            "(league)",
+        }
