@@ -35,7 +35,9 @@ def register_seats(register):
     how the terminal and the table server show them the table; a league refuses the seat.
     ``paid=`` (an :class:`arena.registry.PaidCalls`) declares that its decisions are paid
     model calls: the key's variable, the model an arg calls, the settings a league file
-    spells. A built seat with
+    spells, and a ``preflight(arg, environ)`` that every command seating it (``play``,
+    ``serve``, ``compare``, ``league run``) runs before any table, so a spec that cannot be
+    played is one error line before anything is paid for. A built seat with
     a ``compiled_spec()`` method (an :class:`arena.fast.spec.CompiledSeat`) may be played by
     the compiled engine; see docs/plugins.md.
     """

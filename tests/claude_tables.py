@@ -22,7 +22,8 @@ CLAUDE_ENV = (
     "ANTHROPIC_AUTH_TOKEN",
     "ARENA_CLAUDE_MODEL",
     "ARENA_CLAUDE_MAX_TOKENS",
-    "ARENA_CLAUDE_TEMPERATURE",
+    "ARENA_CLAUDE_THINKING",
+    "ARENA_CLAUDE_EFFORT",
     "ARENA_CLAUDE_TIMEOUT",
     "ARENA_CLAUDE_RETRY_ATTEMPTS",
     "ARENA_CLAUDE_RETRY_SECONDS",
@@ -45,11 +46,22 @@ def offline(monkeypatch):
 
 @pytest.fixture
 def api(monkeypatch):
-    """The loopback Messages API, the SDK pointed at it, and fast retry bounds.
+    """The loopback Messages and Models APIs, the SDK pointed at them, and fast retry bounds.
 
     Unscripted requests are answered by a legal player that challenges any standing bid.
     """
-    with MessagesServer(table_player(patience=lambda deal: 1)) as server:
+    yield from _serve(monkeypatch, models_api=True)
+
+
+@pytest.fixture
+def gateway(monkeypatch):
+    """The loopback Messages API without the Models API (a 404 for ``/v1/models``), as a
+    gateway that forwards only ``/v1/messages``: seats play by the shipped table."""
+    yield from _serve(monkeypatch, models_api=False)
+
+
+def _serve(monkeypatch, models_api: bool):
+    with MessagesServer(table_player(patience=lambda deal: 1), models_api=models_api) as server:
         monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
         monkeypatch.setenv("ARENA_CLAUDE_BACKOFF", "0.01")

@@ -13,11 +13,19 @@ Script items: :func:`tool_call` / :func:`text` (a 200 message, optionally after
 Anthropic's error JSON shape, with ``retry-after`` if given) and :class:`Hang`
 (no answer for a while, to trip the client's timeout).
 
+It also answers the Models API: ``GET /v1/models/{id}`` with the model's
+``ModelInfo`` exactly as the SDK's types define it (:data:`CATALOGUE`: the SDK's
+model list and test-only kinds, among them a model with no thinking, a deprecated
+and a retired one), ``GET /v1/models`` with the list, and a 404 for either when
+built with ``models_api=False`` (a gateway that forwards only ``/v1/messages``).
+
 Before any script item, a request is checked against the rules the real API
-applies to its ``model`` (:data:`MODEL_RULES`, the tests' own reading of the
-API documentation, independent of the seat's table): its output limit, the
-thinking types the model takes, ``budget_tokens`` under ``max_tokens``, and no
-thinking with a forced tool. A refusal is the API's 400 with its message. A
+applies to its ``model``: those its ``ModelInfo`` states (thinking types, effort
+levels, output limit, strict tool schemas), and those it does not (whether leaving
+``thinking`` out thinks, effort with thinking off, a forced tool), the tests' own
+reading of the API documentation, independent of the seat's. Sampling parameters
+are refused, as are ``budget_tokens`` at or over ``max_tokens``, thinking with a
+forced tool, and a retired model (a 404). A refusal is the API's error with its message. A
 request that thinks gets thinking blocks (a signature each; empty text where
 ``display`` is ``omitted``) before the rest of the content, a made-up one
 (:func:`made_up_thought`) when the script gave none; a request that does not think gets none.
@@ -85,7 +93,8 @@ THINKING_KINDS = frozenset({"thinking", "redacted_thinking"})
 
 @attrs.frozen
 class ModelRules:
-    """What the API accepts from one model family."""
+    """What the API accepts from one model: read from its ``ModelInfo`` where the server
+    serves one (:data:`CATALOGUE`), else from the family table (:data:`FAMILY_RULES`)."""
 
     thinking: frozenset[str]
     """The ``thinking.type`` values it takes."""
@@ -94,35 +103,242 @@ class ModelRules:
     max_output: int
     display: str = "summarized"
     """What ``thinking.display`` is when the request does not say."""
+    efforts: frozenset[str] | None = None
+    """The ``output_config.effort`` levels it takes (empty: none); ``None``: not checked."""
+    structured_outputs: bool = True
+    """It takes a strict tool schema (``tools[].strict``)."""
+    off_above_high: bool = True
+    """It takes thinking off with effort ``xhigh`` or ``max`` (Opus 5 does not: its 400)."""
+    forces_tools: bool = True
+    """It takes a forced ``tool_choice`` when it does not think (Sonnet 5.5 does not)."""
+    retired: bool = False
 
+
+EFFORT_LEVELS = ("low", "medium", "high", "xhigh", "max")
+OFF_TYPES = frozenset({"disabled", "between_tools"})
+"""The thinking types that turn thinking off."""
+STRICT_KEYWORDS = frozenset(
+    {
+        "type",
+        "properties",
+        "required",
+        "additionalProperties",
+        "enum",
+        "const",
+        "description",
+        "title",
+        "items",
+        "anyOf",
+        "allOf",
+        "$ref",
+        "$defs",
+        "format",
+        "minItems",
+    }
+)
+"""The JSON Schema keywords a strict tool schema may use (the structured outputs page:
+no numerical or string-length constraints); any other is the API's 400."""
+
+
+@attrs.frozen
+class ServedModel:
+    """One model the server knows: its ``ModelInfo`` as the Models API answers it, and
+    what that answer does not say but the Messages API does."""
+
+    info: dict[str, Any]
+    thinks_unasked: bool
+    display: str = "summarized"
+    off_above_high: bool = True
+    forces_tools: bool = True
+
+    @property
+    def rules(self) -> ModelRules:
+        caps = self.info["capabilities"]
+        types = caps["thinking"]["types"]
+        effort = caps["effort"]
+        efforts = frozenset(
+            level
+            for level in EFFORT_LEVELS
+            if effort["supported"] and (effort[level] or {}).get("supported")
+        )
+        return ModelRules(
+            thinking=frozenset(t for t, support in types.items() if support["supported"]),
+            thinks_unasked=self.thinks_unasked,
+            max_output=self.info["max_tokens"],
+            display=self.display,
+            efforts=efforts,
+            structured_outputs=caps["structured_outputs"]["supported"],
+            off_above_high=self.off_above_high,
+            forces_tools=self.forces_tools,
+            retired=self.info["lifecycle"] == "retired",
+        )
+
+
+def _supported(flag: bool) -> dict[str, bool]:
+    return {"supported": flag}
+
+
+def model_info(
+    model: str,
+    thinking: tuple[str, ...],
+    efforts: tuple[str, ...],
+    *,
+    max_tokens: int = 128_000,
+    structured_outputs: bool = True,
+    lifecycle: str = "active",
+    retires_at: str | None = None,
+) -> dict[str, Any]:
+    """``GET /v1/models/{model}``'s body: a ``ModelInfo`` with every key the SDK's types
+    define (``anthropic.types.ModelInfo``, ``ModelCapabilities``, ``ThinkingTypes``,
+    ``EffortCapability``), and no other."""
+    line = model.split("-")[1]
+    return {
+        "id": model,
+        "type": "model",
+        "display_name": " ".join(part.capitalize() for part in model.split("-")),
+        "created_at": "2026-06-01T00:00:00Z",
+        "lifecycle": lifecycle,
+        "deprecated_at": None if lifecycle == "active" else "2026-09-01T00:00:00Z",
+        "retires_at": retires_at,
+        "line": line if line in ("haiku", "sonnet", "opus", "fable", "mythos") else None,
+        "max_input_tokens": 1_000_000,
+        "max_tokens": max_tokens,
+        "capabilities": {
+            "batch": _supported(True),
+            "citations": _supported(True),
+            "code_execution": _supported(True),
+            "context_management": {
+                "supported": True,
+                "clear_thinking_20251015": _supported("adaptive" in thinking),
+                "clear_tool_uses_20250919": _supported(True),
+                "compact_20260112": _supported(True),
+            },
+            "effort": {"supported": bool(efforts)}
+            | {level: _supported(level in efforts) for level in EFFORT_LEVELS},
+            "image_input": _supported(True),
+            "pdf_input": _supported(True),
+            "server_tools": {
+                "supported": True,
+                "code_execution": _supported(True),
+                "web_search": _supported(True),
+            },
+            "structured_outputs": _supported(structured_outputs),
+            "thinking": {
+                "supported": bool(set(thinking) - OFF_TYPES),
+                "types": {
+                    kind: _supported(kind in thinking)
+                    for kind in ("adaptive", "between_tools", "disabled", "enabled")
+                },
+            },
+        },
+    }
+
+
+_TOP = ("low", "medium", "high", "xhigh", "max")
+_NO_XHIGH = ("low", "medium", "high", "max")
+
+
+def _always_thinks(model: str, efforts: tuple[str, ...] = _TOP) -> ServedModel:
+    return ServedModel(model_info(model, ("adaptive",), efforts), True, display="omitted")
+
+
+CATALOGUE: dict[str, ServedModel] = {
+    served.info["id"]: served
+    for served in (
+        *(
+            _always_thinks(model)
+            for model in (
+                "claude-fable-5-2",
+                "claude-fable-5-1",
+                "claude-fable-5",
+                "claude-mythos-5-2",
+                "claude-mythos-5-1",
+                "claude-mythos-5",
+                "claude-opus-5-5",
+                "claude-sonnet-5",
+                "claude-opus-4-8",
+                "claude-opus-4-7",
+            )
+        ),
+        _always_thinks("claude-mythos-preview", _NO_XHIGH),
+        # Opus 5 thinks unless told not to, and takes thinking off only at effort <= high.
+        ServedModel(
+            model_info("claude-opus-5", ("adaptive", "disabled"), _TOP),
+            True,
+            display="omitted",
+            off_above_high=False,
+        ),
+        # Sonnet 5.5 turns thinking off with between_tools, and never takes a forced tool.
+        ServedModel(
+            model_info("claude-sonnet-5-5", ("adaptive", "between_tools"), _TOP),
+            True,
+            forces_tools=False,
+        ),
+        ServedModel(model_info("claude-haiku-5-5", ("adaptive", "disabled"), _NO_XHIGH), True),
+        *(
+            ServedModel(model_info(model, ("adaptive", "enabled", "disabled"), _NO_XHIGH), False)
+            for model in ("claude-opus-4-6", "claude-sonnet-4-6")
+        ),
+        *(
+            ServedModel(
+                model_info(model, ("enabled", "disabled"), efforts, max_tokens=64_000), False
+            )
+            for model, efforts in (
+                ("claude-opus-4-5", ("low", "medium", "high")),
+                ("claude-opus-4-5-20251101", ("low", "medium", "high")),
+                ("claude-sonnet-4-5", ()),
+                ("claude-haiku-4-5", ()),
+                ("claude-haiku-4-5-20251001", ()),
+            )
+        ),
+        # Kinds for the tests' own use, under IDs no real model has.
+        ServedModel(
+            model_info(
+                "claude-test-plain", ("disabled",), (), max_tokens=8_192, structured_outputs=False
+            ),
+            False,
+        ),
+        ServedModel(
+            model_info(
+                "claude-test-deprecated",
+                ("adaptive", "enabled", "disabled"),
+                _NO_XHIGH,
+                lifecycle="deprecated",
+                retires_at="2027-01-15T00:00:00Z",
+            ),
+            False,
+        ),
+        ServedModel(
+            model_info(
+                "claude-test-retired", ("adaptive", "disabled"), _NO_XHIGH, lifecycle="retired"
+            ),
+            False,
+        ),
+    )
+}
+"""Every model ``GET /v1/models/{id}`` answers for: the SDK's ``Model`` list (the API
+documentation's reading of each, as of API version 2026-10-21), and kinds only the
+tests serve: a model with no thinking and no effort, a deprecated one, a retired one."""
 
 _ALWAYS_THINKS = ModelRules(frozenset({"adaptive"}), True, 128_000, display="omitted")
-_HYBRID = ModelRules(frozenset({"adaptive", "enabled", "disabled"}), False, 128_000)
-_BUDGETED = ModelRules(frozenset({"enabled", "disabled"}), False, 64_000)
-MODEL_RULES: dict[str, ModelRules] = {
+FAMILY_RULES: dict[str, ModelRules] = {
     "claude-mythos": _ALWAYS_THINKS,
-    "claude-fable-5": _ALWAYS_THINKS,
-    "claude-opus-5": _ALWAYS_THINKS,
-    "claude-sonnet-5": _ALWAYS_THINKS,
-    "claude-opus-4-8": _ALWAYS_THINKS,
-    "claude-opus-4-7": _ALWAYS_THINKS,
-    "claude-opus-4-6": _HYBRID,
-    "claude-sonnet-4-6": _HYBRID,
-    "claude-opus-4-5": _BUDGETED,
-    "claude-sonnet-4-5": _BUDGETED,
-    "claude-haiku-4-5": _BUDGETED,
     "claude-3-5-haiku": ModelRules(frozenset({"disabled"}), False, 8_192),
 }
-"""By model-ID prefix (the longest that matches). A model not listed is not checked."""
+"""Models the Messages API serves that the Models API does not list (a gateway's, or an
+older model's), by ID prefix (the longest that matches). A model in neither is not checked."""
 FORCED_TOOL_WITH_THINKING = "Thinking may not be enabled when tool_choice forces tool use."
+SAMPLING = ("temperature", "top_p", "top_k")
 THOUGHT_MARKER = "[thought "
 """How every thought the server makes up begins."""
 MIN_BUDGET = 1024
 
 
 def model_rules(model: str) -> ModelRules | None:
-    matches = [p for p in MODEL_RULES if model == p or model.startswith(p + "-")]
-    return MODEL_RULES[max(matches, key=len)] if matches else None
+    if model in CATALOGUE:
+        return CATALOGUE[model].rules
+    matches = [p for p in FAMILY_RULES if model == p or model.startswith(p + "-")]
+    return FAMILY_RULES[max(matches, key=len)] if matches else None
 
 
 def thinking_type(body: dict[str, Any]) -> str | None:
@@ -131,16 +347,22 @@ def thinking_type(body: dict[str, Any]) -> str | None:
     if asked is None:
         rules = model_rules(str(body.get("model", "")))
         return "adaptive" if rules is not None and rules.thinks_unasked else None
-    return None if asked == "disabled" else asked
+    return None if asked in OFF_TYPES else asked
 
 
 def refusal(body: dict[str, Any]) -> Fail | None:
-    """The 400 the API answers this request with, or ``None`` when it takes it."""
+    """The error the API answers this request with, or ``None`` when it takes it."""
     model = str(body.get("model", ""))
     rules = model_rules(model)
     thinking = body.get("thinking") or {}
     asked = thinking.get("type")
     max_tokens = body.get("max_tokens", 0)
+    effort = (body.get("output_config") or {}).get("effort")
+    if rules is not None and rules.retired:
+        return Fail(404, "not_found_error", f"model: {model} has been retired")
+    for name in SAMPLING:
+        if name in body:
+            return _invalid(f"`{name}` is deprecated for this model.")
     if rules is not None and max_tokens > rules.max_output:
         return _invalid(
             f"max_tokens: {max_tokens} > {rules.max_output}, which is the maximum allowed "
@@ -153,6 +375,14 @@ def refusal(body: dict[str, Any]) -> Fail | None:
             else ""
         )
         return _invalid(f'"thinking.type.{asked}" is not supported for this model.{advice}')
+    if rules is not None and rules.efforts is not None and effort is not None:
+        if effort not in rules.efforts:
+            return _invalid(f'output_config.effort: "{effort}" is not supported for this model.')
+        if asked in OFF_TYPES and effort in ("xhigh", "max") and not rules.off_above_high:
+            return _invalid(
+                f'output_config.effort: "{effort}" is not supported with thinking disabled; '
+                "use effort high or lower."
+            )
     if asked == "enabled":
         budget = thinking.get("budget_tokens", 0)
         if budget < MIN_BUDGET:
@@ -162,10 +392,41 @@ def refusal(body: dict[str, Any]) -> Fail | None:
             )
         if max_tokens <= budget:
             return _invalid("`max_tokens` must be greater than `thinking.budget_tokens`.")
+    for index, tool in enumerate(body.get("tools", [])):
+        if not tool.get("strict"):
+            continue
+        if rules is not None and not rules.structured_outputs:
+            return _invalid(
+                f"tools.{index}.strict: structured outputs are not supported for {model}"
+            )
+        unsupported = sorted(_schema_keywords(tool.get("input_schema", {})) - STRICT_KEYWORDS)
+        if unsupported:
+            return _invalid(
+                f"tools.{index}.input_schema: {', '.join(unsupported)} not supported with strict"
+            )
     forced = (body.get("tool_choice") or {}).get("type") in ("any", "tool")
     if forced and thinking_type(body) is not None:
         return _invalid(FORCED_TOOL_WITH_THINKING)
+    if forced and rules is not None and not rules.forces_tools:
+        return _invalid("tool_choice: forced tool use is not supported for this model.")
     return None
+
+
+def _schema_keywords(schema: Any) -> set[str]:
+    """Every keyword a JSON schema uses, at any depth (property names are not keywords)."""
+    if not isinstance(schema, dict):
+        return set()
+    found = set(schema)
+    for key, value in schema.items():
+        if key in ("properties", "$defs"):
+            for inner in value.values():
+                found |= _schema_keywords(inner)
+        elif key in ("items",):
+            found |= _schema_keywords(value)
+        elif key in ("anyOf", "allOf"):
+            for inner in value:
+                found |= _schema_keywords(inner)
+    return found
 
 
 def _invalid(message: str) -> Fail:
@@ -208,12 +469,24 @@ class Request:
 class MessagesServer:
     """Start it (or use it as a context manager), script it, point the SDK at :attr:`url`."""
 
-    def __init__(self, responder: Responder | None = None, port: int = 0, latency: float = 0.0):
+    def __init__(
+        self,
+        responder: Responder | None = None,
+        port: int = 0,
+        latency: float = 0.0,
+        models_api: bool = True,
+    ):
         self.responder = responder
         self.latency = latency
         """Seconds every request waits before its answer, as a live API's would."""
+        self.models_api = models_api
+        """Whether ``GET /v1/models[/{id}]`` is served; ``False``: a 404 for both, as from a
+        gateway that forwards only ``/v1/messages``."""
         self.script: deque[Scripted] = deque()
         self.requests: list[Request] = []
+        """Every ``POST /v1/messages``, in order of arrival."""
+        self.model_lookups: list[str] = []
+        """The path of every ``GET`` under ``/v1/models``, in order of arrival."""
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._cache: set[str] = set()
@@ -386,6 +659,25 @@ def _handler_for(server: MessagesServer) -> type[BaseHTTPRequestHandler]:
 
         def log_message(self, format: str, *args: Any) -> None:  # quiet
             pass
+
+        def do_GET(self) -> None:
+            path = self.path.split("?")[0]
+            with server._lock:
+                server.model_lookups.append(path)
+            if not server.models_api or not path.startswith("/v1/models"):
+                self._send(404, _error("not_found_error", f"no route {path}"))
+            elif path == "/v1/models":
+                data = [served.info for served in CATALOGUE.values()]
+                first, last = data[0]["id"], data[-1]["id"]
+                self._send(
+                    200, {"data": data, "has_more": False, "first_id": first, "last_id": last}
+                )
+            elif path.removeprefix("/v1/models/") in CATALOGUE:
+                self._send(200, CATALOGUE[path.removeprefix("/v1/models/")].info)
+            else:
+                self._send(
+                    404, _error("not_found_error", f"model: {path.removeprefix('/v1/models/')}")
+                )
 
         def do_POST(self) -> None:
             raw = self.rfile.read(int(self.headers.get("content-length", 0)))

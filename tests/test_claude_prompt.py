@@ -256,12 +256,34 @@ def test_a_thinking_request_offers_the_tool_and_asks_for_it_without_forcing_it()
     assert "Reply again with one legal action, by calling the `act` tool." in tail
 
 
-def test_with_thinking_off_the_request_sends_no_thinking_and_no_effort_unless_set():
+def test_with_thinking_off_the_request_says_disabled_and_sends_no_effort_unless_set():
+    # Leaving thinking out thinks on the newer models, so off is said, and forces the tool.
     request = build_request(VIEW, RULES, POLICY, ModelSettings(thinking="off"))
-    assert "thinking" not in request and "output_config" not in request
+    assert request["thinking"] == {"type": "disabled"} and "output_config" not in request
     assert request["tool_choice"]["type"] == "tool"
     steady = build_request(VIEW, RULES, POLICY, ModelSettings(thinking="off", effort="high"))
-    assert steady["output_config"] == {"effort": "high"} and "thinking" not in steady
+    assert steady["output_config"] == {"effort": "high"}
+
+
+def test_a_model_that_turns_thinking_off_between_tools_is_not_forced():
+    settings = ModelSettings(thinking="off", off_type="between_tools")
+    request = build_request(VIEW, RULES, POLICY, settings)
+    assert request["thinking"] == {"type": "between_tools"}
+    assert request["tool_choice"] == {"type": "auto", "disable_parallel_tool_use": True}
+
+
+def test_a_strict_tool_keeps_its_bounds_only_in_words():
+    # A strict schema may not say minimum, maximum or maxLength (the structured outputs
+    # page); the SDK's transform moves them into the descriptions.
+    tool = build_request(VIEW, RULES, POLICY, ModelSettings(strict=True))["tools"][0]
+    assert tool["strict"] is True
+    quantity = tool["input_schema"]["properties"]["quantity"]
+    assert "maximum" not in quantity and "{minimum: 1, maximum: 20}" in quantity["description"]
+    assert "maxLength" not in tool["input_schema"]["properties"]["notes"]
+    plain = build_request(VIEW, RULES, POLICY, SETTINGS)["tools"][0]
+    assert (
+        "strict" not in plain and plain["input_schema"]["properties"]["quantity"]["maximum"] == 20
+    )
 
 
 def test_two_cache_breakpoints_end_of_system_and_end_of_the_record():
@@ -272,12 +294,17 @@ def test_two_cache_breakpoints_end_of_system_and_end_of_the_record():
     assert content[-2]["text"] == "s0 bids quantity 5, face 2\n"
 
 
-def test_model_and_max_tokens_come_from_the_settings_and_temperature_only_when_set():
+def test_model_and_max_tokens_come_from_the_settings_and_no_sampling_parameter_is_sent():
     request = build_request(VIEW, RULES, POLICY, ModelSettings(model="m-1", max_tokens=77))
     assert (request["model"], request["max_tokens"]) == ("m-1", 77)
-    assert "extra_body" not in request
-    warm = build_request(VIEW, RULES, POLICY, ModelSettings(temperature=0.25))
-    assert warm["extra_body"] == {"temperature": 0.25}
+    assert not {"temperature", "top_p", "top_k", "extra_body"} & set(request)
+
+
+def test_a_default_max_tokens_stays_within_the_model_s_limit():
+    # Thinking's default budget is 16000; a model whose limit is 8192 gets 8192.
+    settings = ModelSettings(thinking="adaptive", limit=8192)
+    assert build_request(VIEW, RULES, POLICY, settings)["max_tokens"] == 8192
+    assert ModelSettings(thinking="off", limit=8192).request_max_tokens == 1024
 
 
 # --- through the engine ---------------------------------------------------------------------

@@ -11,10 +11,21 @@ puts signed thinking blocks before the tool call.
 from __future__ import annotations
 
 import json
+import typing
 
 import anthropic
+import attrs
 import pytest
-from claude_tables import FOUR_CLAUDES, api, moves, of, offline, tail, two_seat_table  # noqa: F401
+from claude_tables import (  # noqa: F401
+    FOUR_CLAUDES,
+    api,
+    gateway,
+    moves,
+    of,
+    offline,
+    tail,
+    two_seat_table,
+)
 from messages_server import (
     FORCED_TOOL_WITH_THINKING,
     THOUGHT_MARKER,
@@ -35,31 +46,38 @@ from arena.events import BidMade, Thought, Usage, from_record, to_line
 from arena.league.config import league_from_mapping
 from arena.runner import EpisodeRequest, SetupError, run_episode
 from arena.seats import SeatSpec
-from arena_plugins.claude.models import MODELS, UNKNOWN, facts_for
+from arena_plugins.claude.models import SHIPPED, UNKNOWN, shipped_rules
 from arena_plugins.claude.seat import usage_of
 from arena_plugins.claude.settings import model_settings, parse_arg
 
 pytestmark = pytest.mark.slow
 
-# --- the model table, one case per model ----------------------------------------------------
+# --- the shipped table, one case per model -----------------------------------------------
 #
-# From the API documentation: Opus 4.7 and later, Mythos Preview and the 5-series think
-# adaptively only (enabled and disabled are 400s); Opus 4.6 / Sonnet 4.6 take adaptive or
-# no thinking (enabled is deprecated); the 4.5 models take no adaptive thinking. Output
-# limits: 128K for the 4.6 models and later, 64K for the 4.5 models. Effort: max on the
-# 4.6 models and later; Opus 4.5 takes low..high; Sonnet 4.5 and Haiku 4.5 take none.
+# From the API documentation (models overview, effort, thinking troubleshooting): Opus 4.7
+# and later, Mythos Preview and the 5-series think adaptively and cannot be turned off,
+# except Opus 5 (thinking "disabled", at effort high or lower), Sonnet 5.5 (off as
+# "between_tools") and Haiku 5.5 (adaptive with effort); Opus 4.6 / Sonnet 4.6 take
+# adaptive or no thinking; the 4.5 models take no adaptive thinking. Output limits: 128K
+# for the 4.6 models and later, 64K for the 4.5 models. Effort: xhigh on Fable 5, Mythos 5,
+# Opus 5, Opus 4.8, Opus 4.7 and Sonnet 5 (and their 5.x successors), max on those and on
+# Mythos Preview and the 4.6 models; Opus 4.5 takes low..high; Sonnet 4.5 and Haiku 4.5 none.
 
-ALL_EFFORTS = ("low", "medium", "high", "max")
+ALL_EFFORTS = ("low", "medium", "high", "xhigh", "max")
+NO_XHIGH = ("low", "medium", "high", "max")
 EXPECTED = {
     "claude-mythos-5": (("adaptive",), 128_000, ALL_EFFORTS),
-    "claude-mythos-preview": (("adaptive",), 128_000, ALL_EFFORTS),
+    "claude-mythos-preview": (("adaptive",), 128_000, NO_XHIGH),
     "claude-fable-5": (("adaptive",), 128_000, ALL_EFFORTS),
-    "claude-opus-5": (("adaptive",), 128_000, ALL_EFFORTS),
+    "claude-opus-5-5": (("adaptive",), 128_000, ALL_EFFORTS),
+    "claude-opus-5": (("adaptive", "off"), 128_000, ALL_EFFORTS),
+    "claude-sonnet-5-5": (("adaptive", "off"), 128_000, ALL_EFFORTS),
     "claude-sonnet-5": (("adaptive",), 128_000, ALL_EFFORTS),
+    "claude-haiku-5-5": (("adaptive", "off"), 128_000, NO_XHIGH),
     "claude-opus-4-8": (("adaptive",), 128_000, ALL_EFFORTS),
     "claude-opus-4-7": (("adaptive",), 128_000, ALL_EFFORTS),
-    "claude-opus-4-6": (("adaptive", "off"), 128_000, ALL_EFFORTS),
-    "claude-sonnet-4-6": (("adaptive", "off"), 128_000, ALL_EFFORTS),
+    "claude-opus-4-6": (("adaptive", "off"), 128_000, NO_XHIGH),
+    "claude-sonnet-4-6": (("adaptive", "off"), 128_000, NO_XHIGH),
     "claude-opus-4-5": (("off",), 64_000, ("low", "medium", "high")),
     "claude-sonnet-4-5": (("off",), 64_000, ()),
     "claude-haiku-4-5": (("off",), 64_000, ()),
@@ -67,25 +85,36 @@ EXPECTED = {
 
 
 def test_every_model_in_the_table_has_a_case():
-    assert set(MODELS) == set(EXPECTED)
+    assert set(SHIPPED) == set(EXPECTED)
+
+
+def test_every_model_the_sdk_lists_is_in_the_shipped_table():
+    # The SDK's Model type lists 20 IDs (anthropic 2.15); each has a family in the table.
+    listed = [m for m in typing.get_args(typing.get_args(anthropic.types.Model)[0])]
+    assert len(listed) == 20
+    assert [m for m in listed if shipped_rules(m).max_tokens is None] == []
 
 
 @pytest.mark.parametrize("family", sorted(EXPECTED))
 def test_a_model_takes_what_the_api_documents_for_it(family):
     thinking, max_output, efforts = EXPECTED[family]
-    facts = facts_for(family)
-    assert (facts.thinking, facts.max_output, facts.efforts) == (thinking, max_output, efforts)
+    rules = shipped_rules(family)
+    assert (rules.modes, rules.max_tokens, rules.efforts) == (thinking, max_output, efforts)
     # Its default: adaptive where the model takes it, else off.
     settings = model_settings({"model": family}, {})
     assert settings.thinking == ("adaptive" if "adaptive" in thinking else "off")
     # A dated ID is the same family.
-    assert facts_for(f"{family}-20260416") == facts
+    assert shipped_rules(f"{family}-20260416") == attrs.evolve(rules, model=f"{family}-20260416")
 
 
 def test_the_longest_family_wins_and_an_unknown_model_gets_the_safe_shape():
-    assert facts_for("claude-opus-4-5-20251101").family == "claude-opus-4-5"
-    assert facts_for("claude-opus-4") is UNKNOWN  # no family is a prefix of it
-    assert facts_for("claude-opus-4-70") is UNKNOWN  # 4-7 needs a "-" after it
+    dated = shipped_rules("claude-opus-4-5-20251101")
+    assert dated == attrs.evolve(SHIPPED["claude-opus-4-5"], model="claude-opus-4-5-20251101")
+    assert shipped_rules("claude-fable-5-1") == attrs.evolve(
+        SHIPPED["claude-fable-5"], model="claude-fable-5-1"
+    )
+    assert shipped_rules("claude-opus-4") == attrs.evolve(UNKNOWN, model="claude-opus-4")
+    assert shipped_rules("claude-opus-4-70") == attrs.evolve(UNKNOWN, model="claude-opus-4-70")
     settings = model_settings({"model": "claude-next"}, {})
     assert (settings.thinking, settings.effort) == ("adaptive", None)
 
@@ -94,7 +123,7 @@ def test_the_longest_family_wins_and_an_unknown_model_gets_the_safe_shape():
     ("spec", "fragment"),
     [
         ("claude:honest?thinking=maybe", "thinking must be one of adaptive, off, got 'maybe'"),
-        ("claude:honest?effort=extreme", "effort must be one of low, medium, high, max"),
+        ("claude:honest?effort=extreme", "effort must be one of low, medium, high, xhigh, max"),
         (
             "claude:honest?model=claude-opus-4-7&thinking=off",
             "claude-opus-4-7 does not take thinking=off (allowed: adaptive)",
@@ -297,28 +326,31 @@ def test_with_thinking_off_nothing_thinks_and_the_tool_is_forced(host, api):
     claude, _, records = two_seat_table(
         host, claude_opens=True, spec="claude:honest?model=claude-sonnet-4-6&thinking=off"
     )
-    for sent in api.requests:
-        assert "thinking" not in sent.json and sent.json["tool_choice"]["type"] == "tool"
+    for sent in api.requests:  # off is said: left out, the newer models think
+        assert sent.json["thinking"] == {"type": "disabled"}
+        assert sent.json["tool_choice"]["type"] == "tool"
     assert all("thinking" not in r for r in records)
     assert all("thinkingTokens" not in u for u in of(records, "usage"))
     assert moves(records, claude)[0]["fallback"] is False
 
 
-# --- adapting once to the API's refusal ----------------------------------------------------
+# --- adapting once to the API's refusal: the last resort, offline ---------------------------
 
 
-def test_a_model_that_must_think_refuses_the_forced_tool_and_the_seat_adapts_once(
-    host, api, monkeypatch
+def test_a_model_that_must_think_refuses_thinking_off_and_the_seat_adapts_once(
+    host, gateway, monkeypatch
 ):
-    # claude-mythos-6 is not in the seat's table; the server (like the API for the Mythos
-    # line) thinks without being asked, so thinking=off's forced tool is its 400.
+    # No Models API here, and claude-mythos-6 is not in the shipped table: the safe shape.
+    # The server (like the API for the Mythos line) takes no thinking "disabled": its 400.
     monkeypatch.setenv("ARENA_CLAUDE_MODEL", "claude-mythos-6")
     with capture_logs() as logs:
         claude, results, records = two_seat_table(
             host, claude_opens=True, spec="claude:honest?thinking=off"
         )
+    api = gateway
     refused, *rest = api.requests
-    assert refused.json["tool_choice"]["type"] == "tool" and "thinking" not in refused.json
+    assert refused.json["tool_choice"]["type"] == "tool"
+    assert refused.json["thinking"] == {"type": "disabled"}
     assert rest and all(
         r.json["thinking"]["type"] == "adaptive" and r.json["tool_choice"]["type"] == "auto"
         for r in rest
@@ -332,24 +364,25 @@ def test_a_model_that_must_think_refuses_the_forced_tool_and_the_seat_adapts_onc
         "off",
         "adaptive",
     )
-    assert FORCED_TOOL_WITH_THINKING in warning["reason"]
+    assert '"thinking.type.disabled" is not supported for this model.' in warning["reason"]
     # It played on: no fault, no fallback, its moves carry their thinking.
     assert not of(records, "fault") and results.seats[claude].fallbacks == 0
     assert all(m["thinking"] for m in moves(records, claude))
 
 
 def test_a_model_without_adaptive_thinking_refuses_it_and_the_seat_turns_thinking_off(
-    host, api, monkeypatch
+    host, gateway, monkeypatch
 ):
-    # An unknown model gets the safe shape; this one (the API's older Haiku) takes no
-    # adaptive thinking, says so, and is asked again with the tool forced.
+    # Offline, an unknown model gets the safe shape; this one (the API's older Haiku) takes
+    # no adaptive thinking, says so, and is asked again with thinking off and the tool forced.
+    api = gateway
     monkeypatch.setenv("ARENA_CLAUDE_MODEL", "claude-3-5-haiku-20241022")
     monkeypatch.setenv("ARENA_CLAUDE_MAX_TOKENS", "2048")  # its output limit is 8192
     with capture_logs() as logs:
         claude, results, records = two_seat_table(host, claude_opens=True)
     refused, *rest = api.requests
     assert refused.json["thinking"]["type"] == "adaptive"
-    assert rest and all("thinking" not in r.json for r in rest)
+    assert rest and all(r.json["thinking"] == {"type": "disabled"} for r in rest)
     assert all(r.json["tool_choice"]["type"] == "tool" for r in rest)
     (warning,) = [e for e in logs if e["event"] == "claude request shape adapted"]
     assert '"thinking.type.adaptive" is not supported for this model.' in warning["reason"]

@@ -10,15 +10,16 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from arena.check import distinct_episodes, load_checked
 from arena.engine import MAX_DEALS
 from arena.fast.choice import ENGINES
-from arena.plugins import PluginHost, Registry
+from arena.plugins import PluginHost, Registry, UnknownName
 from arena.rules import DEFAULT_MAX_BIDS, MAX_BIDS_CAP, MAX_SEATS, MIN_SEATS
-from arena.runner import DEFAULT_SEATS, EpisodeRequest
+from arena.runner import DEFAULT_SEATS, EpisodeRequest, SetupError
 from arena.seats import SeatSpec
 from arena.terminal_text import printable_lines
 
@@ -140,10 +141,21 @@ def table_request(args: argparse.Namespace, **episode) -> EpisodeRequest:
     )
 
 
-def resolve_seats(args: argparse.Namespace, registry: Registry) -> None:
-    """A table size the user left out is the mode's default (2 on the rungs)."""
+def resolve_seats(
+    args: argparse.Namespace, registry: Registry, environ: Mapping[str, str] = os.environ
+) -> None:
+    """A table size the user left out is the mode's default (2 on the rungs), and every
+    paid seat given by ``--seat`` passes its own preflight before any table starts (a
+    league's and a comparison's entrants pass it in the league's checks)."""
     if getattr(args, "seats", 0) is None:
         args.seats = registry.mode(args.mode).default_seats
+    for slot, spec in enumerate(getattr(args, "seat_specs", [])):
+        try:
+            registry.preflight(spec, environ)
+        except UnknownName:  # reported where a name always is, with its context
+            continue
+        except ValueError as exc:
+            raise SetupError(f"seat {slot} ({spec}): {exc}") from None
 
 
 def print_rows(args: argparse.Namespace, rows: list[dict], line: Callable[[dict], str]) -> int:

@@ -2,8 +2,10 @@
 
 ``seat`` holds the seat and its factory, ``prompt`` turns a seat's view into a
 request, ``reply_tool`` defines the one tool and reads replies and their
-thinking, ``models`` says what each model takes, ``client`` makes the call
-under the retry policy, ``settings`` reads the seat spec and the environment.
+thinking, ``models`` says what a model takes and how a seat's settings fit it,
+``lookup`` asks the Models API for a model's rules (once per process), ``client``
+makes the call under the retry policy, ``settings`` reads the seat spec and the
+environment.
 ``docs/claude-seat.md`` describes the whole.
 """
 
@@ -23,6 +25,14 @@ def claude_seat(context):
     return build(context)
 
 
+def claude_preflight(arg, environ):
+    """Check a ``claude:ARG`` seat before any table: its settings, and its model as the
+    Models API describes it (see :func:`arena_plugins.claude.seat.preflight`)."""
+    from arena_plugins.claude.seat import preflight
+
+    preflight(arg, environ)
+
+
 @hookimpl
 def register_seats(register):
     register(
@@ -31,5 +41,11 @@ def register_seats(register):
         description="Claude plays from a policy prompt (claude:NAME or claude:PATH.md).",
         stochastic=True,
         argument="a shipped policy NAME or a policy PATH.md",
-        paid=PaidCalls(key_env=API_KEY_ENV, model=model_of, arg_key="policy", settings=SETTINGS),
+        paid=PaidCalls(
+            key_env=API_KEY_ENV,
+            model=model_of,
+            arg_key="policy",
+            settings=SETTINGS,
+            preflight=claude_preflight,
+        ),
     )

@@ -48,27 +48,28 @@ def build_request(
 ) -> dict[str, Any]:
     """Keyword arguments for ``messages.create``: the whole request for one decision.
 
-    Thinking cannot go with a forced tool, so a thinking request leaves the choice to
-    the model (the prompt asks for the tool) and asks for the reasoning's text, which
-    some models omit by default.
+    ``thinking`` is always sent, since leaving it out thinks on the newer models. Thinking
+    cannot go with a forced tool, so a thinking request leaves the choice to the model
+    (the prompt asks for the tool) and asks for the reasoning's text, which some models
+    omit by default; the tool is forced only with thinking ``disabled``. No sampling
+    parameter is ever sent (current models refuse them).
     """
     thinks = settings.thinking == ADAPTIVE
+    thinking = (
+        {"type": "adaptive", "display": "summarized"} if thinks else {"type": settings.off_type}
+    )
+    forced = thinking["type"] == "disabled"
     request: dict[str, Any] = {
         "model": settings.model,
         "max_tokens": settings.request_max_tokens,
-        "tools": [reply_tool(rules, view.talk_enabled)],
-        "tool_choice": TOOL_CHOSEN if thinks else TOOL_CHOICE,
+        "tools": [reply_tool(rules, view.talk_enabled, strict=settings.strict)],
+        "tool_choice": TOOL_CHOICE if forced else TOOL_CHOSEN,
         "system": system_blocks(view, rules.mode, policy),
         "messages": [{"role": "user", "content": message_blocks(view, rules.mode)}],
+        "thinking": thinking,
     }
-    if thinks:
-        request["thinking"] = {"type": "adaptive", "display": "summarized"}
     if settings.effort is not None:
         request["output_config"] = {"effort": settings.effort}
-    if settings.temperature is not None:
-        # Not a parameter of the installed SDK's create(); passed through for endpoints
-        # and API versions that still accept it.
-        request["extra_body"] = {"temperature": settings.temperature}
     return request
 
 

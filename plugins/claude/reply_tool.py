@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import anthropic
+
 from arena.engine import NOTES_CAP
 from arena.events import REDACTED, THOUGHT, Thought
 from arena.rules import TableRules
@@ -26,8 +28,11 @@ from arena.rules import TableRules
 TOOL_NAME = "act"
 
 
-def reply_tool(rules: TableRules, talk: bool) -> dict[str, Any]:
-    """The tool definition; it depends only on the table, so it is the same all episode."""
+def reply_tool(rules: TableRules, talk: bool, strict: bool = False) -> dict[str, Any]:
+    """The tool definition; it depends only on the table and the model, so it is the same
+    all episode. ``strict`` (for a model that takes structured outputs) asks the API to
+    hold the call to the schema, which the SDK's ``transform_schema`` first brings within
+    what a strict schema may say: the bounds it cannot enforce move into descriptions."""
     properties: dict[str, Any] = {
         "action": {
             "type": "string",
@@ -56,16 +61,20 @@ def reply_tool(rules: TableRules, talk: bool) -> dict[str, Any]:
         "maxLength": NOTES_CAP,
         "description": "Optional private notes for your own later turns; replaces your old notes.",
     }
-    return {
+    schema = {
+        "type": "object",
+        "properties": properties,
+        "required": ["action"],
+        "additionalProperties": False,
+    }
+    tool: dict[str, Any] = {
         "name": TOOL_NAME,
         "description": "Take your action for this turn. Call it exactly once.",
-        "input_schema": {
-            "type": "object",
-            "properties": properties,
-            "required": ["action"],
-            "additionalProperties": False,
-        },
+        "input_schema": anthropic.transform_schema(schema) if strict else schema,
     }
+    if strict:
+        tool["strict"] = True
+    return tool
 
 
 TOOL_CHOICE = {"type": "tool", "name": TOOL_NAME, "disable_parallel_tool_use": True}

@@ -2,18 +2,25 @@
 
 One decision is one Messages API call (the ``act`` tool, see
 :mod:`~arena_plugins.claude.reply_tool`) with the request built by
-:mod:`~arena_plugins.claude.prompt` in the shape the model takes
-(:mod:`~arena_plugins.claude.models`). What comes back goes to the engine as an
+:mod:`~arena_plugins.claude.prompt` in the shape the model takes: its rules come
+from the Models API, once per process (:mod:`~arena_plugins.claude.lookup`), and
+the seat's settings are checked against them before the first call
+(:func:`preflight`, which the CLI runs for every Claude seat before any table
+starts, and the factory again). What comes back goes to the engine as an
 :class:`arena.seats.Reply` with the token accounting the API reported and the
 reply's thinking, which only the log receives; the engine judges legality and
 applies rule 11. When the API cannot be reached within the retry bounds the
 seat raises :class:`arena.seats.SeatUnavailable`, which the engine logs as a
 fault and answers with the bayes fallback.
 
-When the API refuses the request's shape (a 400 saying the model must think,
-or cannot think adaptively), the seat switches to the shape the refusal implies,
-says so in a warning, and asks again: once per episode, so a model the table
-misjudged plays its own moves instead of the fallback's.
+When the API still refuses the request's shape (a 400 saying the model must
+think, or cannot think adaptively: only likely where its rules came from the
+shipped table), the seat switches to the shape the refusal implies, says so in a
+warning, and asks again: once per episode, a last resort.
+
+A seat that has read nothing from the prompt cache after its first
+:data:`CACHE_CHECK_CALLS` calls says so once: a prefix shorter than the model's
+minimum cacheable prompt (512, 1,024 or 4,096 tokens, by model) caches nothing.
 
 With no ``ANTHROPIC_API_KEY`` the factory seats the bayes baseline instead and
 says so in ``stand_in``, which the results and the CLI report.
@@ -32,6 +39,7 @@ from arena.logs import get_logger
 from arena.seats import Reply, SeatContext, SeatUnavailable
 from arena.view import SeatView
 from arena_plugins.claude.client import ApiUnavailable, create_message, make_client
+from arena_plugins.claude.lookup import model_rules
 from arena_plugins.claude.models import adapted_after
 from arena_plugins.claude.prompt import build_request
 from arena_plugins.claude.reply_tool import read_reply, read_thinking
@@ -39,6 +47,8 @@ from arena_plugins.claude.settings import (
     API_KEY_ENV,
     ModelSettings,
     RetryBounds,
+    SeatArg,
+    chosen_model,
     model_settings,
     parse_arg,
     retry_bounds,
@@ -47,6 +57,8 @@ from arena_plugins.scripted import bayes
 from arena_policies import Policy, resolve
 
 NO_KEY = f"no {API_KEY_ENV}: bayes played this seat"
+CACHE_CHECK_CALLS = 4
+"""Calls after which a seat that has read nothing from the prompt cache says so."""
 
 log = get_logger(__name__)
 
@@ -70,11 +82,27 @@ class ClaudeSeat:
         self.client = client
         self.adapted = False
         """Whether the request shape was already changed once this episode."""
+        self.calls = 0
+        self.cache_read = 0
 
     def decide(self, view: SeatView) -> Reply:
         message = self._ask(view)
         content = message.content
-        return Reply(read_reply(content), usage=usage_of(message), thinking=read_thinking(content))
+        usage = usage_of(message)
+        self._watch_cache(usage["cache_read_tokens"])
+        return Reply(read_reply(content), usage=usage, thinking=read_thinking(content))
+
+    def _watch_cache(self, read: int) -> None:
+        self.calls += 1
+        self.cache_read += read
+        if self.calls == CACHE_CHECK_CALLS and not self.cache_read:
+            log.warning(
+                "claude seat reads nothing from the prompt cache",
+                model=self.settings.model,
+                calls=self.calls,
+                why="a prompt prefix shorter than the model's minimum cacheable length "
+                "(512, 1024 or 4096 tokens, by model) is not cached",
+            )
 
     def _ask(self, view: SeatView) -> anthropic.types.Message:
         request = build_request(view, self.rules, self.policy, self.settings)
@@ -134,13 +162,40 @@ def usage_of(message: anthropic.types.Message) -> dict[str, int]:
     }
 
 
-def claude_seat(context: SeatContext, environ: Mapping[str, str] = os.environ):
-    """The seat factory: a bad spec or setting fails here, before the episode starts."""
-    arg = parse_arg(context.arg)
-    policy = resolve(arg.policy)
-    settings = model_settings(arg.overrides, environ)
+@attrs.frozen
+class SeatSetup:
+    """A ``claude:`` argument read, and checked against its model's rules."""
+
+    arg: SeatArg
+    settings: ModelSettings
+    bounds: RetryBounds
+    client: anthropic.Anthropic | None
+    """``None``: no key, so no call; the settings were checked against the shipped table."""
+
+
+def seat_setup(arg: str | None, environ: Mapping[str, str]) -> SeatSetup:
+    """The seat's settings in the shape its model takes, the model looked up with the
+    seat's key; ``ValueError`` (one line) for a setting, or a model, that cannot be played."""
+    parsed = parse_arg(arg)
     bounds = retry_bounds(environ)
     api_key = environ.get(API_KEY_ENV, "").strip()
     if not api_key:
+        return SeatSetup(parsed, model_settings(parsed.overrides, environ), bounds, None)
+    client = make_client(api_key, bounds)
+    rules = model_rules(client, chosen_model(parsed.overrides, environ))
+    settings = model_settings(parsed.overrides, environ, rules)
+    return SeatSetup(parsed, settings, bounds, client)
+
+
+def preflight(arg: str | None, environ: Mapping[str, str] = os.environ) -> None:
+    """Check, before any table starts, that a ``claude:ARG`` seat can be played."""
+    seat_setup(arg, environ)
+
+
+def claude_seat(context: SeatContext, environ: Mapping[str, str] = os.environ):
+    """The seat factory: a bad spec or setting fails here, before the episode starts."""
+    policy = resolve(parse_arg(context.arg).policy)
+    setup = seat_setup(context.arg, environ)
+    if setup.client is None:
         return StandIn(bayes(context), NO_KEY)
-    return ClaudeSeat(context, policy, settings, bounds, make_client(api_key, bounds))
+    return ClaudeSeat(context, policy, setup.settings, setup.bounds, setup.client)

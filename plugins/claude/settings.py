@@ -1,10 +1,12 @@
 """What configures a Claude seat: its ``--seat`` spec and the environment.
 
-``claude:POLICY[?model=M&thinking=adaptive|off&effort=E&max_tokens=N&temperature=T]``:
+``claude:POLICY[?model=M&thinking=adaptive|off&effort=E&max_tokens=N]``:
 POLICY is a shipped policy name or a prompt file (:mod:`arena_policies`); the
 query overrides, for this seat only, the defaults the environment sets for every
 Claude seat. What a model takes (its thinking modes, effort levels, output
-limit) is checked against :mod:`~arena_plugins.claude.models` here.
+limit) is checked here against its :class:`~arena_plugins.claude.models.ModelRules`,
+as the Models API gave them (or the shipped table). No sampling parameter is
+settable: current models refuse ``temperature`` with a 400.
 Retry bounds are table-wide and come from the environment only. Every bad value
 is a one-line error naming the variable or setting.
 """
@@ -16,7 +18,7 @@ from urllib.parse import parse_qsl
 
 import attrs
 
-from arena_plugins.claude.models import ADAPTIVE, check_choice, check_max_tokens
+from arena_plugins.claude.models import ADAPTIVE, ModelRules, shipped_rules
 
 API_KEY_ENV = "ANTHROPIC_API_KEY"
 """Where the key is read from; named here, away from the SDK, so a league can check for
@@ -32,7 +34,6 @@ MODEL_ENV = "ARENA_CLAUDE_MODEL"
 THINKING_ENV = "ARENA_CLAUDE_THINKING"
 EFFORT_ENV = "ARENA_CLAUDE_EFFORT"
 MAX_TOKENS_ENV = "ARENA_CLAUDE_MAX_TOKENS"
-TEMPERATURE_ENV = "ARENA_CLAUDE_TEMPERATURE"
 TIMEOUT_ENV = "ARENA_CLAUDE_TIMEOUT"
 ATTEMPTS_ENV = "ARENA_CLAUDE_RETRY_ATTEMPTS"
 RETRY_SECONDS_ENV = "ARENA_CLAUDE_RETRY_SECONDS"
@@ -46,20 +47,26 @@ class ModelSettings:
     model: str = DEFAULT_MODEL
     max_tokens: int | None = None
     """As set; ``None``: the default of the thinking mode (:attr:`request_max_tokens`)."""
-    temperature: float | None = None
-    """Sent only when set. API version 2026-10-21 (the SDK's default) rejects it."""
     thinking: str = "off"
-    """``adaptive`` (thinking, ``tool_choice: auto``) or ``off`` (the tool forced)."""
+    """``adaptive`` (thinking, ``tool_choice: auto``) or ``off``."""
     effort: str | None = None
     """``output_config.effort``; sent only when set (the model's default applies)."""
+    off_type: str = "disabled"
+    """The ``thinking.type`` sent with thinking off: ``disabled`` (the tool forced) or
+    ``between_tools`` (the choice left to the model)."""
+    strict: bool = False
+    """Send the tool's schema strict (the model takes structured outputs)."""
+    limit: int | None = None
+    """The model's own ``max_tokens`` limit, if known: a default never exceeds it."""
 
     @property
     def request_max_tokens(self) -> int:
         """What a request sends: the setting, else the default for the thinking mode
-        (which a seat that adapts its mode mid-episode must follow)."""
+        (which a seat that adapts its mode mid-episode must follow) within the model's limit."""
         if self.max_tokens is not None:
             return self.max_tokens
-        return THINKING_MAX_TOKENS if self.thinking == ADAPTIVE else DEFAULT_MAX_TOKENS
+        default = THINKING_MAX_TOKENS if self.thinking == ADAPTIVE else DEFAULT_MAX_TOKENS
+        return min(default, self.limit) if self.limit is not None else default
 
 
 @attrs.frozen
@@ -76,7 +83,7 @@ class RetryBounds:
     """First backoff in seconds; doubles per attempt, with jitter, up to 32x."""
 
 
-SETTINGS = ("model", "thinking", "effort", "max_tokens", "temperature")
+SETTINGS = ("model", "thinking", "effort", "max_tokens")
 """What a seat spec's query may set."""
 
 
@@ -101,35 +108,46 @@ def parse_arg(arg: str | None) -> SeatArg:
 
 def model_of(arg: str | None, environ: Mapping[str, str]) -> str:
     """The model a seat of ``claude:ARG`` calls under ``environ``: what a league prices."""
-    return model_settings(parse_arg(arg).overrides, environ).model
+    return chosen_model(parse_arg(arg).overrides, environ)
 
 
-def model_settings(overrides: Mapping[str, str], environ: Mapping[str, str]) -> ModelSettings:
-    """Per-seat overrides on top of the environment on top of the defaults."""
+def _pick(
+    overrides: Mapping[str, str], environ: Mapping[str, str], key: str, env: str
+) -> tuple[str | None, str]:
+    """A setting's value, the seat's own over the environment's, and where it came from."""
+    if key in overrides:
+        return overrides[key], key
+    return environ.get(env) or None, env
 
-    def pick(key: str, env: str) -> tuple[str | None, str]:
-        if key in overrides:
-            return overrides[key], key
-        return environ.get(env) or None, env
 
-    model, _ = pick("model", MODEL_ENV)
-    max_tokens, max_tokens_name = pick("max_tokens", MAX_TOKENS_ENV)
-    temperature, temperature_name = pick("temperature", TEMPERATURE_ENV)
-    thinking, thinking_name = pick("thinking", THINKING_ENV)
-    effort, effort_name = pick("effort", EFFORT_ENV)
+def chosen_model(overrides: Mapping[str, str], environ: Mapping[str, str]) -> str:
+    """The model a seat calls, before anything is checked against its rules."""
+    model, _ = _pick(overrides, environ, "model", MODEL_ENV)
     if model is not None and not model.strip():
         raise ValueError("model must not be empty")
-    model = (model or DEFAULT_MODEL).strip()
+    return (model or DEFAULT_MODEL).strip()
+
+
+def model_settings(
+    overrides: Mapping[str, str], environ: Mapping[str, str], rules: ModelRules | None = None
+) -> ModelSettings:
+    """Per-seat overrides on top of the environment on top of the defaults, checked against
+    the model's ``rules`` (the shipped table's when ``None``: a seat that asks no API)."""
+    model = chosen_model(overrides, environ)
+    max_tokens, max_tokens_name = _pick(overrides, environ, "max_tokens", MAX_TOKENS_ENV)
+    thinking, thinking_name = _pick(overrides, environ, "thinking", THINKING_ENV)
+    effort, effort_name = _pick(overrides, environ, "effort", EFFORT_ENV)
+    rules = rules or shipped_rules(model)
     settings = ModelSettings(
         model=model,
         max_tokens=_number(max_tokens, max_tokens_name, int, None, low=1),
-        temperature=_number(temperature, temperature_name, float, None, low=0.0, high=1.0),
-        thinking=check_choice(
-            model, _word(thinking), _word(effort), names=(thinking_name, effort_name)
-        ),
+        thinking=rules.check(_word(thinking), _word(effort), names=(thinking_name, effort_name)),
         effort=_word(effort),
+        off_type=rules.off_type or "disabled",
+        strict=rules.structured_outputs,
+        limit=rules.max_tokens,
     )
-    check_max_tokens(model, settings.request_max_tokens)
+    rules.check_max_tokens(settings.request_max_tokens)
     return settings
 
 
@@ -159,7 +177,6 @@ def _number(
     default,
     *,
     low: float | None = None,
-    high: float | None = None,
     above: float | None = None,
 ):
     if text is None or not text.strip():
@@ -170,11 +187,9 @@ def _number(
         raise ValueError(f"{name} must be a number ({kind.__name__}), got {text!r}") from None
     if (
         (low is not None and value < low)
-        or (high is not None and value > high)
         or (above is not None and value <= above)
         or value != value  # NaN
     ):
-        bounds = [f">= {low}" if low is not None else "", f"<= {high}" if high is not None else ""]
-        bounds.append(f"> {above}" if above is not None else "")
+        bounds = [f">= {low}" if low is not None else "", f"> {above}" if above is not None else ""]
         raise ValueError(f"{name} must be {' and '.join(b for b in bounds if b)}, got {text!r}")
     return value
