@@ -81,6 +81,7 @@ def league_report(path: str | Path, reporters: list[Reporter] = ()) -> dict[str,
         )
         partnered = _partners(path, db, settings)
         cost = _cost(db)
+        faults = fault_turns(path, db)
         results = stored_results(path, db)
         stop = _stop(path, db)
     alpha = look_alpha(settings)
@@ -98,6 +99,7 @@ def league_report(path: str | Path, reporters: list[Reporter] = ()) -> dict[str,
             else {}
         ),
         "cost": cost,
+        "faultTurns": faults,
         "audit": run_pooled(reporters, results) if results else {},
     }
 
@@ -250,6 +252,22 @@ def _cost(db) -> dict[str, Any]:
         "byEntrant": by_entrant,
         "byPrice": by_price,
     }
+
+
+def fault_turns(path: str | Path, db) -> dict[str, int]:
+    """Each entrant's turns rule 11's fallback (bayes) played because its seat could not be
+    reached (an API that stayed down, a seat that failed to start): the seat's ``faults``
+    in its episode's results, since a fault ends the asking for that turn."""
+    rows = checked_rows(
+        path,
+        db.execute(
+            f"SELECT {_entrant('s')}, COALESCE(SUM(json_extract(r.value, '$.faults')), 0)"
+            " FROM seats s JOIN episodes e USING (idx), json_each(e.results, '$.seats') r"
+            " WHERE json_extract(r.value, '$.slot') = s.slot GROUP BY 1 ORDER BY 1"
+        ),
+        [str, int],
+    )
+    return dict(rows)
 
 
 def _tokens(counts) -> dict[str, int]:
