@@ -5,7 +5,10 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import os
 import sqlite3
+import subprocess
+import sys
 from collections import Counter
 
 import attrs
@@ -437,3 +440,62 @@ def test_other_settings_name_each_setting_that_differs_with_its_stored_and_asked
         " another file (--db)\n"
     )
     assert db.read_bytes() == before
+
+
+def test_turns_the_fallback_played_after_api_faults_are_counted_per_entrant_and_said(tmp_path):
+    """An outage of every request: each turn of the Claude entrant's seat faults once its
+    retries run out, and bayes plays it (rule 11). The count is checked against the
+    ``fault`` events of the stored logs, a record the count is not read from."""
+    from messages_server import Fail, MessagesServer
+
+    db, logs = tmp_path / "l.sqlite", tmp_path / "logs"
+    pool = ["--pool", "bayes,random,claude:honest", "--tables", "1", "--deals", "2"]
+    with MessagesServer(lambda body: Fail(500, "api_error", "down")) as server:
+        env = os.environ | {
+            "ANTHROPIC_API_KEY": "test-key",
+            "ANTHROPIC_BASE_URL": server.url,
+            "ARENA_CLAUDE_RETRY_ATTEMPTS": "1",
+        }
+        ran = subprocess.run(
+            [sys.executable, "-m", "arena.cli", "league", "run", *pool, "--db", str(db)],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+        )
+    assert ran.returncode == 0, ran.stderr
+    assert main(["league", "export", str(db), "--logs", str(logs)]) == 0
+    faults = {}
+    for log in logs.iterdir():
+        records = [json.loads(line) for line in log.read_text().splitlines()]
+        seats = records[0]["seats"]
+        for record in records:
+            if record["type"] == "fault":
+                name = seats[record["slot"]]["policy"]
+                faults[name] = faults.get(name, 0) + 1
+    turns = faults.pop("claude:honest")
+    assert turns > 0 and faults == {}  # only the Claude seat faulted
+    note = (
+        f"bayes (rule 11's fallback) played {turns} turns after API faults"
+        f" (claude:honest {turns}); those turns count in the standings as the entrant's"
+    )
+    assert f"arena: warning: {note}\n" in ran.stderr
+    shown = subprocess.run(
+        [sys.executable, "-m", "arena.cli", "league", "show", str(db), "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert json.loads(shown.stdout)["faultTurns"] == {
+        "bayes": 0,
+        "claude:honest": turns,
+        "random": 0,
+    }
+    shown = subprocess.run(
+        [sys.executable, "-m", "arena.cli", "league", "show", str(db)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=os.environ | {"COLUMNS": "400"},
+    )
+    assert note in shown.stdout.splitlines()

@@ -16,6 +16,7 @@ from collections.abc import Callable
 import attrs
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.text import Text
 
 from arena.cli.options import add_table_options, seat_specs, table_request
 from arena.league.config import (
@@ -34,6 +35,7 @@ from arena.league.run import run_league
 from arena.league.store import LeagueStore, league_files
 from arena.outputs import Outputs
 from arena.plugins import PluginHost
+from arena.terminal_text import printable
 
 DEFAULT_DB = "league.sqlite"
 
@@ -254,7 +256,27 @@ def run(args: argparse.Namespace, host: PluginHost) -> int:
             f" {state.done // spec.rotations} of {spec.tables} tables",
             file=sys.stderr,
         )
-    return _print_report(league_report(db, list(host.registry.reporters.values())), db, args.json)
+    report = league_report(db, list(host.registry.reporters.values()))
+    code = _print_report(report, db, args.json)
+    note = fault_note(report)
+    if note:  # the last line, where it is seen
+        sys.stdout.flush()
+        print(f"arena: warning: {printable(note)}", file=sys.stderr)
+    return code
+
+
+def fault_note(report: dict) -> str | None:
+    """One line naming each entrant whose turns rule 11's fallback played after its seat
+    could not be reached (``faultTurns``), or ``None`` when there were none: those turns,
+    and the scores they made, are bayes's, not the entrant's."""
+    faulted = {name: turns for name, turns in report.get("faultTurns", {}).items() if turns}
+    if not faulted:
+        return None
+    each = ", ".join(f"{name} {turns}" for name, turns in faulted.items())
+    return (
+        f"bayes (rule 11's fallback) played {sum(faulted.values())} turns after API faults"
+        f" ({each}); those turns count in the standings as the entrant's"
+    )
 
 
 def _leave_now() -> None:
@@ -305,6 +327,9 @@ def _print_report(report: dict, source: str, as_json: bool) -> int:
     console = Console()
     for table in report_tables(report, source):
         console.print(table)
+    note = fault_note(report)
+    if note:
+        console.print(Text(printable(note), style="bold red"))
     return 0
 
 
