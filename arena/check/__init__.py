@@ -6,9 +6,9 @@ rules (:func:`verify`) and refuses it with the first violation in one line. An
 incomplete log (no ``result`` line) is refused unless the caller reads it as
 partial; ``unchecked`` skips the replay, for forensics, and the caller must say
 so in its output (it still refuses what no reader can read: a value not of its
-JSON type, a seat or face the table lacks). :func:`check_results` confirms a
-results document describes exactly the log's bytes, and :func:`distinct_episodes`
-drops copies of one episode from a pooled set.
+JSON type, a seat or face the table lacks, a header :mod:`arena.check.header` refuses).
+:func:`check_results` confirms a results document describes exactly the log's bytes,
+and :func:`distinct_episodes` drops copies of one episode from a pooled set.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.check.digest import episode_key, log_digest
+from arena.check.header import header_problem
 from arena.check.verify import Violation, _shape_error, installed_registry, verify
 from arena.eventlog import LogError, read_numbered
 from arena.plugins import Registry
@@ -61,9 +62,14 @@ BY_SLOT_KEYS = ("hands", "points", "score")
 
 def _readable(path: str | Path) -> list[dict[str, Any]]:
     """An unchecked read's records: the rules are not replayed, but a value no reader can
-    compute with (text for a number, a seat the table lacks) is refused in one line."""
+    compute with (text for a number, a seat the table lacks, a header out of the engines'
+    range, which would size a reader's tables past memory) is refused in one line."""
     numbered = read_numbered(path)
-    header = numbered[0][1]
+    line, header = numbered[0]
+    problem = header_problem(header)
+    if problem is not None:
+        rule, message = problem
+        raise LogError(f"{path}:{line}: {rule}: {message}")
     for line, record in numbered:
         problem = _shape_error(record) or _off_the_table(record, header)
         if problem is not None:

@@ -21,7 +21,7 @@ from typing import Any
 import attrs
 
 from arena.actions import Bid, Challenge
-from arena.events import LOG_VERSION, READABLE_LOG_VERSIONS
+from arena.check.header import header_problem, is_int, is_int_list
 from arena.plugins import Registry, UnknownName, load
 from arena.rules import TableRules
 from arena.turns import QUIT, DealState, EpisodeState
@@ -86,21 +86,21 @@ class _Unreadable(Exception):
 
 
 _INT = {
-    *("version", "seed", "handSize", "deals", "maxBidsPerDeal", "deal", "opener", "slot"),
-    *("quantity", "face", "bidder", "actual", "winner", "loser", "dealsPlayed"),
-    *("inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens"),
+    *("deal", "opener", "slot", "quantity", "face", "bidder", "actual", "winner", "loser"),
+    *("dealsPlayed", "inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens"),
     *("cacheWrite1hTokens", "thinkingTokens"),
 }
-_BOOL = {"talk", "forced", "fallback"}
+_BOOL = {"forced", "fallback"}
 _TEXT = {"say", "published", "notes"}
-_STRING = {"mode", "status", "reason", "reporter"}
-_INT_LISTS = {"symbols", "tableOrder", "points"}
+_STRING = {"status", "reason", "reporter"}
+_INT_LISTS = {"points"}
+"""The play lines' fields by JSON type; the header's are :mod:`arena.check.header`'s."""
 
 
 def _shape_error(record: dict[str, Any]) -> str | None:
-    """Why a record's values have the wrong JSON types, or ``None``."""
+    """Why a play line's values have the wrong JSON types, or ``None``."""
     for key, value in record.items():
-        if key in _INT and not _is_int(value):
+        if key in _INT and not is_int(value):
             return f"{key} must be an integer, got {value!r}"
         if key in _BOOL and not isinstance(value, bool):
             return f"{key} must be true or false, got {value!r}"
@@ -108,10 +108,10 @@ def _shape_error(record: dict[str, Any]) -> str | None:
             return f"{key} must be text or null, got {value!r}"
         if key in _STRING and not isinstance(value, str):
             return f"{key} must be text, got {value!r}"
-        if key in _INT_LISTS and not _int_list(value):
+        if key in _INT_LISTS and not is_int_list(value):
             return f"{key} must be a list of integers, got {value!r}"
     if "hands" in record and not (
-        isinstance(record["hands"], list) and all(_int_list(h) for h in record["hands"])
+        isinstance(record["hands"], list) and all(is_int_list(h) for h in record["hands"])
     ):
         return f"hands must be lists of integers, got {record['hands']!r}"
     if "score" in record and not (
@@ -140,14 +140,6 @@ def _thinking_error(blocks: Any) -> str | None:
     return None
 
 
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _int_list(value: Any) -> bool:
-    return isinstance(value, list) and all(_is_int(x) for x in value)
-
-
 class _Verifier:
     def __init__(self, registry: Registry):
         self.registry = registry
@@ -168,6 +160,11 @@ class _Verifier:
 
     def step(self, line: int, record: dict[str, Any]) -> None:
         self.line = line
+        heading = not self.ready and record.get("type") == "episode"
+        problem = header_problem(record) if heading else None
+        if problem is not None:  # nothing can be read by a header that breaks the format
+            self._flag(*problem)
+            raise _Unreadable
         shape = _shape_error(record)
         if shape is not None:
             self._flag("format", f"{record.get('type')} line: {shape}")
@@ -204,19 +201,8 @@ class _Verifier:
         except UnknownName as exc:
             self._flag("header", str(exc))
             raise _Unreadable from None
-        slots = [entry.get("slot") for entry in record["seats"]]
-        if slots != list(range(len(slots))):
-            self._flag("header", f"seat entries are slots {slots}, not 0..{len(slots) - 1}")
-        try:
-            self.rules = TableRules(mode, len(slots), record["maxBidsPerDeal"])
-        except ValueError as exc:
-            self._flag("header", str(exc))
-            raise _Unreadable from None
+        self.rules = TableRules(mode, len(record["seats"]), record["maxBidsPerDeal"])
         self.seed, self.deals, self.talk = record["seed"], record["deals"], record["talk"]
-        if record["version"] not in READABLE_LOG_VERSIONS:
-            self._flag(
-                "header", f"log version {record['version']}, this reader knows {LOG_VERSION}"
-            )
         if record["symbols"] != list(mode.symbols):
             self._flag(
                 "header",
@@ -226,9 +212,6 @@ class _Verifier:
             self._flag(
                 "header", f"handSize {record['handSize']}, mode {mode.name} deals {mode.hand_size}"
             )
-        if self.seed < 0 or self.deals < 1:
-            self._flag("header", f"seed {self.seed} and deals {self.deals} must be >= 0 and >= 1")
-            raise _Unreadable
         self.state = EpisodeState(self.rules, self.seed, self.deals)
         self.order = self.state.order
         if record["tableOrder"] != list(self.order):
