@@ -46,6 +46,7 @@ from typing import Any
 
 from arena import limits as limiter
 from arena import logs
+from arena.league.config import LeagueError
 from arena.league.schedule import Fixture
 from arena.league.store import challenge_points, compress_log, results_text
 from arena.limits import Limits
@@ -56,6 +57,14 @@ from arena.runner import run_episode
 log = logs.get_logger(__name__)
 LOOPBACK = "127.0.0.1"
 EXECUTORS = ("serial", "thread", "process", "ray")
+EXECUTOR_FLAGS = {
+    "serial": frozenset(),
+    "thread": frozenset({"concurrency"}),
+    "process": frozenset({"concurrency", "workers"}),
+    "ray": frozenset({"concurrency", "address"}),
+}
+"""The ``league run`` flags each executor applies (``--workers`` and ``--concurrency`` both
+name the process executor's worker count); any other is refused, never dropped."""
 RETRIES = 3
 """Times a table is played again after its worker died under it, before the league stops."""
 SEAT_ENVIRON = ("ANTHROPIC_", "ARENA_", "PLAYER_")
@@ -394,6 +403,32 @@ def _ray_task(fixture: Fixture, limits: Limits, environ: dict[str, str]) -> tupl
 def _seat_environ() -> dict[str, str]:
     """What a seat reads from the environment, for workers that do not inherit ours."""
     return {k: v for k, v in os.environ.items() if k.startswith(SEAT_ENVIRON)}
+
+
+def choose_executor(chosen: str | None, flags: dict[str, Any]) -> str:
+    """The executor a league runs on: ``chosen`` (``--executor``), else the one the flags
+    given name (``--address``: ray, ``--workers``: process, else thread). A flag given that
+    the executor would not apply is a :class:`LeagueError` naming the executors that do:
+    ``--workers 2 --concurrency 8`` once ran 8 threads and no process, and ``--address``
+    without Ray joined nothing, both silently."""
+    given = {flag for flag, value in flags.items() if value is not None}
+    implied = "ray" if "address" in given else "process" if "workers" in given else "thread"
+    kind = chosen or implied
+    refused = sorted(given - EXECUTOR_FLAGS[kind])
+    if refused:
+        *others, last = (k for k in EXECUTORS if refused[0] in EXECUTOR_FLAGS[k])
+        users = f"{', '.join(others)} or {last}" if others else last
+        raise LeagueError(
+            f"--{refused[0]} does nothing with --executor {kind}: it is for --executor {users}"
+        )
+    workers, concurrency = flags.get("workers"), flags.get("concurrency")
+    if kind == "process" and None not in (workers, concurrency) and workers != concurrency:
+        raise LeagueError(
+            f"--workers {workers} and --concurrency {concurrency} disagree: with --executor"
+            " process both set the worker processes; give one (--concurrency alone runs"
+            " threads)"
+        )
+    return kind
 
 
 def make_executor(
