@@ -86,7 +86,7 @@ def test_a_plugins_person_seat_is_played_in_the_page_with_its_own_screen_move_an
     )
     with plugged(DoormanPlugin(), "doormen") as (host, info):
         assert info.broken is None
-        table = Table(host, request, timeout=30, log_path=tmp_path / "doorman.jsonl")
+        table = Table(host, request, 30, tmp_path / "doorman.jsonl", tmp_path)
         (token,) = [t for t, slot in table.tokens.items() if slot == 1]
         assert table.people == {"1": f"/table/{token}"}
         table.start()
@@ -123,5 +123,7 @@ def test_a_plugins_person_seat_is_played_in_the_page_with_its_own_screen_move_an
     }
     assert table.log == tmp_path / "doorman.jsonl" and table.log.exists()
     assert table.channels[token].since(0) == [mine[0], mine[-1]]  # its page gone, as well
+    assert table.channels[token].since(mine[-1]["id"]) == [mine[-1]]  # kept on disk:
+    assert (tmp_path / f"{token}.jsonl").read_text().count("\n") == 2  # the two, no more
     results = mine[-1]["results"]
     assert results["seats"][1]["fallbacks"] == 0  # every move was the doorman's own

@@ -107,12 +107,16 @@ def run(args: argparse.Namespace, host: PluginHost) -> int:
     if args.log_dir is not None:
         _check_writable(args.log_dir)
     with tempfile.TemporaryDirectory(prefix="arena-serve-") as private:
-        log_dir = args.log_dir if args.log_dir is not None else Path(private)
+        log_dir = args.log_dir if args.log_dir is not None else Path(private, "logs")
+        pages = Path(private, "pages")
+        log_dir.mkdir(exist_ok=True)
+        pages.mkdir()
         sock = _listen(args.host, args.port)
         port = sock.getsockname()[1]
         server = TableServer(
-            host, defaults, offer, args.turn_timeout, args.host, port, args.max_deals, log_dir
-        )
+            host, defaults, offer, args.turn_timeout, args.host, port, args.max_deals,
+            log_dir, pages,
+        )  # fmt: skip
         shown = f"[{args.host}]" if ":" in args.host else args.host
         print(f"arena: serving on http://{shown}:{port}/ (Ctrl-C to stop)", flush=True)
         # Open event streams never end on their own: on Ctrl-C give them a moment, then stop.

@@ -80,6 +80,8 @@ class TableServer:
     """The most deals a page may ask of one table (``serve --max-deals``)."""
     log_dir: Path
     """Where each table's log is written: ``--log-dir``, or a private folder."""
+    pages: Path
+    """A private folder: what finished tables' pages are still told (:class:`Channel`)."""
     table: Table | None = None
     """The latest table; only one is played at a time."""
     by_token: dict[str, Table] = attrs.Factory(dict)
@@ -131,7 +133,9 @@ class TableServer:
             talk=fields.flag("talk", d.talk),
         )
         try:
-            table = Table(self.host, request, self.timeout, self._log_path(request.seed))
+            table = Table(
+                self.host, request, self.timeout, self._log_path(request.seed), self.pages
+            )
         except (SetupError, UnknownName, DuplicateName) as exc:
             raise Refused(400, str(exc)) from None
         table.start()

@@ -12,14 +12,16 @@ bayes fallback) and the table goes on; until its page connects again it is not
 waited for. Each viewer has its own unguessable token, which is what lets
 several people sit at one table from different tabs.
 
-A finished table keeps only what its pages still need: each viewer's first and
-last message, and the path of its log on disk, which the download and the replay
-read. A server plays table after table, and none of them stays in its memory.
+A finished table keeps only what its pages still need, on disk: each viewer's
+first and last message in the server's private folder, and its log, which the
+download and the replay read. A server plays table after table, and none of
+them stays in its memory.
 """
 
 from __future__ import annotations
 
 import bisect
+import json
 import queue
 import secrets
 import threading
@@ -43,8 +45,10 @@ CLOSING = "the table server is shutting down"
 class Channel:
     """One viewer's messages in order; the page reads them as server-sent events."""
 
-    def __init__(self) -> None:
-        self._messages: list[dict[str, Any]] = []
+    def __init__(self, kept: Path) -> None:
+        self._messages: list[dict[str, Any]] | None = []
+        """The messages, or ``None`` once a finished table's are kept in ``kept``."""
+        self._kept = kept
         self._lock = threading.Lock()
         self.connected = 0
         """Pages reading this channel right now."""
@@ -57,8 +61,12 @@ class Channel:
     def since(self, index: int) -> list[dict[str, Any]]:
         """The messages numbered ``index`` on (numbers stay as published, kept or not)."""
         with self._lock:
-            first = bisect.bisect_left(self._messages, index, key=lambda message: message["id"])
-            return self._messages[first:]
+            messages = self._messages
+            if messages is None:
+                lines = self._kept.read_text(encoding="utf-8").splitlines()
+                messages = [json.loads(line) for line in lines]
+            first = bisect.bisect_left(messages, index, key=lambda message: message["id"])
+            return messages[first:]
 
     def connect(self) -> None:
         with self._lock:
@@ -76,11 +84,19 @@ class Channel:
             self._keep_ends()
 
     def _keep_ends(self) -> None:
-        """Once the table ended and no page reads on, forget all but the first and last
-        message: a page that comes back is told whom it is and how the table ended; the
-        log holds what happened. A page still reading gets every message first."""
-        if self._finished and self.connected == 0:
-            self._messages[1:-1] = []
+        """Once the table ended and no page reads on, keep the first and last message on
+        disk and none in memory: a page that comes back is told whom it is and how the
+        table ended; the log holds what happened. A page still reading gets every
+        message first. Where the disk takes no file, the two stay in memory."""
+        if not self._finished or self.connected or self._messages is None:
+            return
+        ends = [self._messages[0], self._messages[-1]]
+        try:  # JSON's ASCII escapes: one message a line, whatever its text holds
+            self._kept.write_text("".join(json.dumps(m) + "\n" for m in ends), encoding="utf-8")
+        except OSError:
+            self._messages = ends
+        else:
+            self._messages = None
 
 
 class BrowserSeat:
@@ -183,7 +199,9 @@ class Table:
         request: EpisodeRequest,
         timeout: float,
         log_path: Path,
+        pages: Path,
     ):
+        """``pages``: a private folder where a finished table's pages' last words are kept."""
         registry = host.registry
         self.specs = checked_specs(registry, request)  # before any thread starts
         self.host = host
@@ -201,7 +219,7 @@ class Table:
         self.tokens: dict[str, int | None] = {secrets.token_urlsafe(12): s for s in self.persons}
         self.watch_token = secrets.token_urlsafe(12)
         self.tokens[self.watch_token] = None
-        self.channels = {token: Channel() for token in self.tokens}
+        self.channels = {token: Channel(pages / f"{token}.jsonl") for token in self.tokens}
         self.feeds = {
             token: self.persons.get(slot, watcher).feed(mode, request.deals, slot)
             for token, slot in self.tokens.items()
