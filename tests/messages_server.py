@@ -475,6 +475,7 @@ class MessagesServer:
         port: int = 0,
         latency: float = 0.0,
         models_api: bool = True,
+        min_cacheable: int = 0,
     ):
         self.responder = responder
         self.latency = latency
@@ -487,6 +488,11 @@ class MessagesServer:
         """Every ``POST /v1/messages``, in order of arrival."""
         self.model_lookups: list[str] = []
         """The path of every ``GET`` under ``/v1/models``, in order of arrival."""
+        self.refusals: list[Fail] = []
+        """Every request refused by its model's rules, in order of arrival."""
+        self.min_cacheable = min_cacheable
+        """Tokens a prompt prefix needs before a breakpoint writes it to the cache (the API's
+        minimum is 512, 1,024 or 4,096 by model); a shorter one silently caches nothing."""
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._cache: set[str] = set()
@@ -529,6 +535,7 @@ class MessagesServer:
         with self._lock:
             refused = refusal(body)
             if refused is not None:
+                self.refusals.append(refused)
                 return refused
             if self.script:
                 return self.script.popleft()
@@ -602,11 +609,12 @@ class MessagesServer:
                 if hashes[i] in self._cache:
                     read_end = max(read_end, ends[i])
                     break
-        write_end = max((ends[m] for m in marks), default=0)
-        self._cache.update(hashes[m] for m in marks)
+        writes = [m for m in marks if ends[m] // 4 >= self.min_cacheable]
+        write_end = max((ends[m] for m in writes), default=0)
+        self._cache.update(hashes[m] for m in writes)
         written = {"5m": 0, "1h": 0}  # each breakpoint writes the bytes since the last one
         start = read_end
-        for mark in marks:
+        for mark in writes:
             written[blocks[mark][2]] += max(ends[mark] - start, 0)
             start = max(start, ends[mark])
         return {
