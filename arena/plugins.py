@@ -13,8 +13,10 @@ refused with both distributions named. Two third parties registering one name
 keep it as ``DIST:NAME`` each, and the bare name asks which. A plugin that
 fails to import (even with ``SystemExit``), crashes, hangs or breaks while
 registering is reported as broken and skipped, so one bad plugin never takes the
-CLI down, nor its siblings in one distribution. Asking for what a withheld, broken
-or refused plugin would have provided says which and why
+CLI down, nor its siblings in one distribution. So is one whose hook changes the
+registry other than through its ``register`` callback (relabels its entry as another
+plugin's, swaps a table): the registry is put back as the plugin found it. Asking for
+what a withheld, broken or refused plugin would have provided says which and why
 (:attr:`Registry.withheld`), not "unknown".
 
 Environment switches, for tests and for users (:class:`~arena.sandbox.discovery.Selection`):
@@ -28,7 +30,7 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import pluggy
@@ -36,9 +38,11 @@ import pluggy
 from arena import hookspecs, logs
 from arena.registry import (
     LOCAL,
+    Checkpoint,
     DuplicateName,
     PluginInfo,
     Registry,
+    RegistryTampered,
     Reporter,
     ReservedName,
     SeatType,
@@ -47,7 +51,6 @@ from arena.registry import (
     one_line,
     put,
     refusal,
-    source_of,
 )
 from arena.sandbox.discovery import (
     ENTRY_POINT_GROUP,
@@ -110,33 +113,51 @@ class PluginHost:
                 "isolation": "in-process",
             }
         self.registry.sources[name] = provenance
+        found = Checkpoint.of(self.registry)
+        registered: dict[tuple[str, str], Any] = {}
         try:
             self.manager.register(plugin, name=name)
             self.manager.check_pending()
         except Exception as exc:  # a hostile or broken plugin must not stop the host
-            dropped = self._drop(plugin, name, one_line(exc))
+            dropped = self._drop(plugin, name, found, registered, one_line(exc))
             return self.registry.record(listed(broken=one_line(exc), dropped=dropped))
         try:
-            hooks = self._collect(name, provenance)
+            hooks = self._collect(name, provenance, found, registered)
         except (Exception, SystemExit) as exc:
-            dropped = self._drop(plugin, name, one_line(exc))
+            dropped = self._drop(plugin, name, found, registered, one_line(exc))
             return self.registry.record(listed(broken=one_line(exc), dropped=dropped))
         return self.registry.record(listed(hooks=hooks))
 
-    def _collect(self, name: str, provenance: dict[str, str]) -> tuple[str, ...]:
-        found = []
+    def _collect(
+        self, name: str, provenance: dict[str, str], found: Checkpoint, registered: dict
+    ) -> tuple[str, ...]:
+        """Run the plugin's registration hooks, each held to what it passed to ``register``
+        (kept in ``registered``) on top of the tables as ``found``."""
+        hooks = []
         for hook_name in REGISTRATION_HOOKS:
             for impl in getattr(self.manager.hook, hook_name).get_hookimpls():
                 if impl.plugin_name == name:
-                    impl.function(register=self._registrar(hook_name, name, provenance))
-                    found.append(hook_name)
-        return tuple(found)
+                    register = self._registrar(hook_name, name, provenance, registered)
+                    impl.function(register=register)
+                    tampering = found.tampering(self.registry, registered)
+                    if tampering:
+                        raise RegistryTampered(
+                            f"{hook_name} changed the registry outside register(): {tampering}"
+                        )
+                    hooks.append(hook_name)
+        return tuple(hooks)
 
-    def _registrar(self, hook_name: str, source: str, provenance) -> Callable[..., None]:
+    def _registrar(
+        self, hook_name: str, source: str, provenance, registered: dict
+    ) -> Callable[..., None]:
+        """The ``register`` callback of one hook: each entry put in the registry, and kept
+        in ``registered`` as what the plugin may have changed there."""
         reg = self.registry
 
         def register_mode(mode: Mode) -> None:
-            put(reg.modes, mode.name, (mode, source), source)
+            entry = (mode, source)
+            put(reg.modes, mode.name, entry, source)
+            registered["modes", mode.name] = entry
 
         def register_seat(
             name, factory, description="", stochastic=False, argument=None, person=None, paid=None
@@ -153,13 +174,17 @@ class PluginHost:
                 paid=paid,
             )
             put(reg.seats, name, seat, source)
+            registered["seats", name] = seat
 
         def register_talk_filter(name, apply, order=100) -> None:
-            put(reg.talk_filters, name, TalkFilter(name, apply, order, source, provenance), source)
+            talk_filter = TalkFilter(name, apply, order, source, provenance)
+            put(reg.talk_filters, name, talk_filter, source)
+            registered["talk_filters", name] = talk_filter
 
         def register_reporter(name, report, pool=None, compiled=None) -> None:
             reporter = Reporter(name, report, source, pool, provenance, compiled)
             put(reg.reporters, name, reporter, source)
+            registered["reporters", name] = reporter
 
         return {
             "register_modes": register_mode,
@@ -168,18 +193,19 @@ class PluginHost:
             "register_audit_reporters": register_reporter,
         }[hook_name]
 
-    def _drop(self, plugin: object, name: str, why: str) -> tuple[str, ...]:
-        """Undo a partial registration: the plugin and everything it registered, each name
-        remembered with ``why``; returns those names."""
+    def _drop(
+        self, plugin: object, name: str, found: Checkpoint, registered: dict, why: str
+    ) -> tuple[str, ...]:
+        """Undo a partial registration: the plugin unregistered and the tables put back as
+        it ``found`` them, whatever it did to them; each name it ``registered`` remembered
+        with ``why``. Those names."""
         if self.manager.is_registered(plugin):
             self.manager.unregister(plugin)
-        registry, dropped = self.registry, []
-        for table in (registry.modes, registry.seats, registry.talk_filters, registry.reporters):
-            for key in [k for k, v in table.items() if source_of(v) == name]:
-                del table[key]
-                registry.withhold(key, refusal(name, why))
-                dropped.append(key)
-        return tuple(dropped)
+        found.restore(self.registry)
+        dropped = tuple(dict.fromkeys(key for _, key in registered))
+        for key in dropped:
+            self.registry.withhold(key, refusal(name, why))
+        return dropped
 
     @property
     def plugins(self) -> list[PluginInfo]:

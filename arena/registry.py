@@ -54,6 +54,12 @@ class ReservedName(DuplicateName):
     """A third party registered a name this project's own plugins hold."""
 
 
+class RegistryTampered(Exception):
+    """A plugin's hook changed the registry other than through its ``register`` callback
+    (relabelled or replaced an entry, swapped a table, removed another plugin's): the
+    plugin is refused, and the registry put back as the plugin found it."""
+
+
 @attrs.frozen
 class PluginInfo:
     """One entry point as ``arena plugins`` reports it."""
@@ -290,6 +296,55 @@ class Registry:
         loaded, so no selection, disabled autoload or third party can change it.
         """
         return _essential_seats()[FALLBACK_SEAT]
+
+
+TABLES = {"modes": "mode", "seats": "seat", "talk_filters": "talk filter", "reporters": "reporter"}
+"""The registry's tables, by attribute, and what an entry of each is called."""
+_ABSENT = object()
+
+
+@attrs.frozen
+class Checkpoint:
+    """The registry's tables as a plugin found them: what its hooks may only add to, and
+    only through ``register``, and what they are put back to if the plugin is refused."""
+
+    tables: dict[str, tuple[dict, dict]]
+    """Per table attribute: the table itself, and a copy of what it held."""
+
+    @classmethod
+    def of(cls, registry: Registry) -> Checkpoint:
+        return cls(
+            {attr: (getattr(registry, attr), dict(getattr(registry, attr))) for attr in TABLES}
+        )
+
+    def tampering(
+        self, registry: Registry, registered: Mapping[tuple[str, str], Any]
+    ) -> str | None:
+        """The first change to the tables besides the ``registered`` entries (keyed by table
+        attribute and name), in words, or ``None``."""
+        for attr, label in TABLES.items():
+            table, before = self.tables[attr]
+            if getattr(registry, attr) is not table:
+                return f"replaced the {label} table"
+            own = {name for kind, name in registered if kind == attr}
+            expected = before | {name: registered[attr, name] for name in own}
+            for name in sorted(expected.keys() | table.keys(), key=str):
+                found, wanted = table.get(name, _ABSENT), expected.get(name, _ABSENT)
+                if found is wanted:
+                    continue
+                if wanted is _ABSENT:
+                    return f"{label} {name!r} added without register()"
+                whose = "its" if name in own else "another plugin's"
+                if found is _ABSENT:
+                    return f"{whose} {label} {name!r} removed"
+                return f"{whose} {label} {name!r} replaced or relabelled"
+        return None
+
+    def restore(self, registry: Registry) -> None:
+        for attr, (table, before) in self.tables.items():
+            table.clear()
+            table.update(before)
+            setattr(registry, attr, table)
 
 
 def put_third_party(registry: Registry, table: dict, name: str, value: Any, dist: str) -> None:

@@ -24,10 +24,11 @@ import time
 from pathlib import Path
 
 import attrs
+import installs
 import pytest
 from plugins_for_tests.harness import play_table
 
-from arena.plugins import load
+from arena.plugins import UnknownName, load
 from arena.rules import DEFAULT_MAX_BIDS
 from arena.runner import EpisodeRequest, run_episode
 from arena.sandbox.launch import live_processes_of, own_worker_uids, workers_left_behind
@@ -427,3 +428,121 @@ def test_a_league_goes_on_past_a_seat_that_cannot_be_built(isolation, tmp_path):
     assert standings["hostile:factory (stand-in)"]["episodes"] >= 1
     assert standings["hostile:crash"]["episodes"] >= 1
     assert worker_processes() == []
+
+
+# --- a hook that tampers with the registry it registers in -----------------------------------
+
+TAMPERING = {
+    "arena_relabels": """
+import attrs
+from arena import hookimpl
+from arena_plugins.scripted import bayes
+from arena_tampering import registry_of
+
+
+@hookimpl
+def register_seats(register):
+    # registers 'it', then relabels it as the first-party scripted plugin's
+    register("it", bayes)
+    seats = registry_of(register).seats
+    seats["it"] = attrs.evolve(seats["it"], source="scripted")
+""",
+    "arena_swaps": """
+from arena import hookimpl
+from arena_plugins.scripted import bayes
+from arena_tampering import registry_of
+
+
+@hookimpl
+def register_seats(register):
+    register("also", bayes)
+    registry_of(register).seats = {}
+""",
+    "arena_removes": """
+from arena import hookimpl
+from arena_plugins.scripted import bayes
+from arena_tampering import registry_of
+
+
+@hookimpl
+def register_seats(register):
+    register("third", bayes)
+    registry_of(register).seats.pop("pressure", None)
+""",
+    "arena_tampering": """
+def registry_of(register):
+    '''The registry a register callback writes to, reached through its closure.'''
+    for cell in register.__closure__ or ():
+        if hasattr(cell.cell_contents, "seats"):
+            return cell.cell_contents
+    raise LookupError("no registry in reach")
+""",
+}
+TAMPERED = "RegistryTampered: register_seats changed the registry outside register(): "
+
+
+@pytest.fixture
+def tampering_site(tmp_path) -> Path:
+    """``arena-tampers``: three entry points whose register_seats hooks tamper with the
+    registry their callback writes to (a helper module beside them finds it)."""
+    site = tmp_path / "site"
+    site.mkdir()
+    tmp_path.chmod(0o755)  # as root, the sandbox's workers run as another uid
+    site.chmod(0o755)
+    points = {"relabels": "arena_relabels", "swaps": "arena_swaps", "removes": "arena_removes"}
+    installs.install(site, "arena-tampers", TAMPERING, points)
+    return site
+
+
+def arena_with(site: Path, *args: str, sandbox: str) -> subprocess.CompletedProcess:
+    env = os.environ | {"PYTHONPATH": str(site), "ARENA_CACHE_DIR": ""}
+    command = [sys.executable, "-m", "arena.cli", "--sandbox", sandbox, *args]
+    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_a_hook_that_tampers_with_its_workers_registry_is_refused_by_name(
+    tampering_site, isolation
+):
+    """issue 30: relabelling its seat first-party, or swapping the seat table, in its
+    worker hid the seat from the description: `arena plugins` listed the plugin as
+    healthy and `arena play --seat it` said "unknown seat 'it'", as for a typo."""
+    done = arena_with(tampering_site, "plugins", "--json", sandbox=isolation)
+    assert done.returncode == 0, done.stderr
+    rows = {row["name"]: row for row in json.loads(done.stdout)}
+    assert rows["relabels"]["broken"] == TAMPERED + "its seat 'it' replaced or relabelled"
+    assert rows["swaps"]["broken"] == TAMPERED + "replaced the seat table"
+    assert (rows["relabels"]["dropped"], rows["swaps"]["dropped"]) == (["it"], ["also"])
+    # In its worker there is no 'pressure' to remove: that hook changed nothing there.
+    assert (rows["removes"]["broken"], rows["removes"]["isolation"]) == (None, isolation)
+    listing = arena_with(tampering_site, "plugins", sandbox=isolation).stdout
+    relabels = " ".join(listing[listing.index("relabels") :].split("\n    ")).splitlines()[0]
+    assert relabels.endswith(
+        f"BROKEN: {TAMPERED}its seat 'it' replaced or relabelled (withdrawn: it)"
+    ), listing
+    asked = arena_with(tampering_site, "play", "--seat", "it", sandbox=isolation)
+    assert asked.returncode == 2
+    assert asked.stderr.splitlines()[-1] == (
+        "arena: error: seat 'it' is unavailable: plugin 'relabels' was refused: "
+        f"{TAMPERED}its seat 'it' replaced or relabelled"
+    )
+
+
+def test_a_trusted_hook_that_tampers_is_refused_and_the_registry_put_back(
+    tampering_site, monkeypatch
+):
+    # In-process, the registry the hooks reach is the arena's own: the hook that removed
+    # the first-party 'pressure' is refused, and 'pressure' is there again.
+    monkeypatch.syspath_prepend(str(tampering_site))
+    host = load(
+        {"ARENA_CACHE_DIR": ""}, SandboxPolicy("process", LIMITS, frozenset({"arena-tampers"}))
+    )
+    broken = {info.name: info.broken for info in host.plugins if info.trust == "trusted"}
+    assert broken == {
+        "relabels": TAMPERED + "its seat 'it' replaced or relabelled",
+        "removes": TAMPERED + "another plugin's seat 'pressure' removed",
+        "swaps": TAMPERED + "replaced the seat table",
+    }
+    assert host.registry.seat("pressure").provenance["distribution"] == "liars-arena"
+    assert not {"it", "also", "third"} & set(host.registry.seats)
+    with pytest.raises(UnknownName, match="^seat 'third' is unavailable: plugin 'removes' was"):
+        host.registry.seat("third")

@@ -55,6 +55,7 @@ def plugins_command(args: argparse.Namespace, host: PluginHost) -> int:
             "selection": info.selection,
             "withheld": info.withheld,
             "refused": list(info.refused),
+            "dropped": list(info.dropped),
             "modes": list(info.modes),
         }
         for info in host.plugins
@@ -77,6 +78,8 @@ def _plugin_line(row: dict) -> str:
         status = ", ".join(row["hooks"])
         if row["selection"] in ("essential", "allowed"):
             status += f" ({SELECTED[row['selection']]})"
+    if row["dropped"]:
+        status += f" (withdrawn: {', '.join(row['dropped'])})"
     if row["reporters"]:
         status += f" (reporters: {', '.join(row['reporters'])})"
     if row["refused"]:

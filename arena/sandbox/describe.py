@@ -228,11 +228,13 @@ def sandboxed_plugins(
                 log.warning("plugin registration refused", plugin=source, reason=refused[-1])
                 if data["name"] not in table:
                     registry.withhold(data["name"], refusal(source, refused[-1]))
-        for name in plugin.get("dropped", ()):
+        dropped = tuple(plugin.get("dropped", ()))
+        for name in dropped:
             registry.withhold(name, refusal(source, plugin["broken"]))
         info = PluginInfo(
             source, dist.name, dist.version, tuple(plugin["hooks"]), plugin["broken"],
             policy.isolation, tuple(refused), code_modes, dist.statuses.get(source, "loaded"),
+            dropped,
         )  # fmt: skip
         registry.record(info)
 
