@@ -46,8 +46,9 @@ from arena.sandbox.protocol import WorkerCode, is_description
 from arena.sandbox.remote import RemoteFilter, RemoteReporter, Worker, WorkerFailed
 from arena.sandbox.views import mode_from_json
 
-CACHE_FORMAT = 1
-"""Part of every cache key: a change to what a description holds bumps it."""
+CACHE_FORMAT = 2
+"""Part of every cache key: a change to what a description holds bumps it (2: a hook that
+changes the registry outside register() is described as broken)."""
 
 log = get_logger(__name__)
 
