@@ -62,9 +62,10 @@ import numpy as np
 from scipy import stats
 
 from arena.league.allocation import Evidence, allocated_draws
-from arena.league.compare import ALPHA, compare, looks_allowed, stop_reason
+from arena.league.compare import compare, looks_allowed, stop_reason
 from arena.league.config import LeagueSpec, pool_entrants, rounds
 from arena.league.looks import (
+    ALPHA,
     Look,
     look_ends,
     pocock_alpha,
