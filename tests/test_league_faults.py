@@ -190,10 +190,10 @@ def test_a_tables_own_error_in_a_worker_is_the_error_serial_raises(host):
 def test_an_unplayable_entrant_is_refused_before_any_worker_plays(tmp_path):
     """The README's old example: one line, exit 2, nothing stored, under every executor."""
     pool = ["--pool", "bayes,pressure,random,bayes:b", "--tables", "2", "--deals", "3"]
-    for executor in ("serial", "thread", "process"):
+    for executor, flags in (("serial", []), ("thread", ["--concurrency", "2"]),
+                            ("process", ["--workers", "2"])):  # fmt: skip
         db = tmp_path / f"{executor}.sqlite"
-        ran = arena("league", "run", *pool, "--executor", executor, "--concurrency", "2",
-                    "--db", str(db))  # fmt: skip
+        ran = arena("league", "run", *pool, "--executor", executor, *flags, "--db", str(db))
         assert ran.returncode == 2
         assert ran.stderr.strip().splitlines() == [
             "arena: error: entrant 'bayes:b': seat 'bayes' takes no argument (got 'b')"
