@@ -23,7 +23,8 @@ class Served:
     """A running ``arena serve``: its address, its log directory and its process."""
 
     url: str
-    log_dir: Path
+    log_dir: Path | None
+    """Where it logs; ``None``: its own private folder."""
     process: subprocess.Popen
     stderr: str = ""
     """What the server wrote on stderr, once it has stopped."""
@@ -83,12 +84,14 @@ def read_lines(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_bytes().split(b"\n") if line]
 
 
-def serve(tmp: Path, *args: str, log_dir: str = "logs", env: dict[str, str] | None = None):
+def serve(tmp: Path, *args: str, log_dir: str | None = "logs", env: dict[str, str] | None = None):
     """Start ``arena serve --port 0`` in ``tmp``, logging to ``tmp/log_dir`` (made by the
-    server if missing, kept across restarts); yields a :class:`Served`, then stops it with
-    Ctrl-C. ``env``: the server's whole environment (default: this one's)."""
+    server if missing, kept across restarts; ``None``: no ``--log-dir``); yields a
+    :class:`Served`, then stops it with Ctrl-C. ``env``: the server's whole environment
+    (default: this one's)."""
+    logging = () if log_dir is None else ("--log-dir", log_dir)
     process = subprocess.Popen(
-        [sys.executable, "-m", "arena.cli", "serve", "--port", "0", "--log-dir", log_dir, *args],
+        [sys.executable, "-m", "arena.cli", "serve", "--port", "0", *logging, *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -97,7 +100,7 @@ def serve(tmp: Path, *args: str, log_dir: str = "logs", env: dict[str, str] | No
     )
     line = process.stdout.readline()
     assert line.startswith("arena: serving on http://127.0.0.1:"), line + process.stderr.read()
-    served = Served(line.split()[3], tmp / log_dir, process)
+    served = Served(line.split()[3], None if log_dir is None else tmp / log_dir, process)
     try:
         yield served
     finally:

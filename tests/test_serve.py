@@ -7,6 +7,7 @@ referee and compared byte for byte with the download the page links to.
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -289,3 +290,33 @@ def test_an_offered_seat_its_plugin_refuses_for_the_pages_table_is_a_400(tmp_pat
     _path, records = served.logged()
     stopping.close()
     assert records[0]["seats"][1]["policy"] == "nash"
+
+
+def test_without_a_log_dir_finished_tables_are_read_from_a_private_folder_removed_at_stop(
+    tmp_path,
+):
+    private = tmp_path / "tmp"
+    private.mkdir()
+    stopping = serve(tmp_path, log_dir=None, env=os.environ | {"TMPDIR": str(private)})
+    served = next(stopping)
+    status, table = served.post("/api/tables", {"seats": ["bayes", "bayes"], "deals": 3})
+    assert status == 200
+    token = token_of(table["watch"])
+    deadline = time.monotonic() + 30
+    while (answer := served.get(f"/api/log/{token}"))[0] != 200:  # ready once it ended
+        assert time.monotonic() < deadline, answer
+        time.sleep(0.05)
+    [path] = private.glob("arena-serve-*/logs/*.jsonl")  # the server's own folder
+    assert answer[1] == path.read_bytes()
+    records = read_lines(path)
+    assert replay(records).deals_played == 3
+    status, page = served.get(f"/replay/{token}")
+    assert status == 200 and page.decode() == replay_html(records)
+    # A page coming back to the finished table is told whom it is and how it ended.
+    tab = EventReader(served, token)
+    _index, end = tab.wait_for("end")
+    tab.close()
+    assert [(m["id"], m["kind"]) for m in tab.messages] == [(0, "hello"), (end["id"], "end")]
+    assert end["id"] > 3 and end["results"]["dealsPlayed"] == 3  # news of 3 deals went between
+    stopping.close()
+    assert list(private.iterdir()) == []  # removed with everything in it
