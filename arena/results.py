@@ -53,9 +53,20 @@ class SeatResult:
         }
         if self.usage is not None:
             data["usage"] = self.usage
+            data["cacheReadShare"] = cache_read_share(self.usage)
         if self.provenance is not None:
             data["provenance"] = self.provenance
         return data
+
+
+def cache_read_share(usage: dict[str, int]) -> float | None:
+    """The share of a seat's prompt tokens read from the prompt cache, to 4 places: the
+    reads over every input token (read, written or plain); ``None`` with no input at all.
+    A model caches nothing below its minimum prompt (512, 1,024 or 4,096 tokens), so a
+    seat whose share stays 0 pays full price for every prompt."""
+    read = usage["cacheReadTokens"]
+    prompt = usage["inputTokens"] + read + usage["cacheWriteTokens"]
+    return round(read / prompt, 4) if prompt else None
 
 
 EXPLOITABILITY_KEYS = ("exploitability", "exploitabilityFill", "exploitabilityCoverage")
