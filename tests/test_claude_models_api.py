@@ -19,10 +19,11 @@ from pathlib import Path
 import anthropic
 import pytest
 import structlog
-from claude_tables import FOUR_CLAUDES, api, gateway, of, offline  # noqa: F401
+from claude_tables import FOUR_CLAUDES, api, of, offline  # noqa: F401
 from messages_server import CATALOGUE, MessagesServer, model_info, table_player
 from structlog.testing import capture_logs
 
+from arena.results import SeatResult, cache_read_share
 from arena.runner import EpisodeRequest, SetupError, run_episode
 from arena.seats import SeatSpec
 from arena_plugins.claude.lookup import ModelRefused, model_rules
@@ -293,9 +294,8 @@ def test_without_a_models_api_a_table_plays_by_the_shipped_table_with_one_warnin
     assert all(r.json["thinking"] == {"type": "disabled"} for r in gateway.requests)
 
 
-def test_a_models_api_out_of_reach_is_the_shipped_table_too(host, gateway, monkeypatch):
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")  # nothing listens
-    with capture_logs() as logs:
+def test_a_models_api_out_of_reach_is_the_shipped_table_too():
+    with capture_logs() as logs:  # nothing listens on port 9
         rules = model_rules(
             anthropic.Anthropic(api_key="k", base_url="http://127.0.0.1:9", max_retries=0),
             "claude-haiku-4-5",
@@ -326,6 +326,7 @@ def test_a_seat_that_reads_nothing_from_the_cache_says_so_once(host, monkeypatch
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
         results, records = four_seats(host, "claude-sonnet-4-6", deals=8)
     assert all(u["cacheReadTokens"] == 0 for u in of(records, "usage"))
+    assert [seat["cacheReadShare"] for seat in results.to_json()["seats"]] == [0.0] * 4
     warned = [e for e in logs if e["event"] == "claude seat reads nothing from the prompt cache"]
     calls = {slot: len(of(records, "usage", slot)) for slot in range(4)}
     assert len(warned) == sum(n >= CACHE_CHECK_CALLS for n in calls.values()) > 0
@@ -338,3 +339,18 @@ def test_a_seat_whose_prefix_is_cached_does_not_warn(host, api):
     assert max(len(of(records, "usage", slot)) for slot in range(4)) >= CACHE_CHECK_CALLS
     assert sum(u["cacheReadTokens"] for u in of(records, "usage")) > 0
     assert not [e for e in logs if e["event"] == "claude seat reads nothing from the prompt cache"]
+
+
+def test_the_results_give_each_seat_s_cache_read_share():
+    # 300 read of 100 plain + 300 read + 100 written = 500 prompt tokens: 0.6.
+    usage = {"inputTokens": 100, "outputTokens": 7, "cacheReadTokens": 300, "cacheWriteTokens": 100}
+    assert cache_read_share(usage) == 0.6
+    # 1 of 3: 0.33333... to 4 places.
+    assert (
+        cache_read_share(usage | {"inputTokens": 1, "cacheReadTokens": 1, "cacheWriteTokens": 1})
+        == 0.3333
+    )
+    assert cache_read_share(dict.fromkeys(usage, 0)) is None
+    seat = SeatResult(0, "claude:honest", 0, 0.0, 1, 0, 0, 0, usage=usage | {"calls": 1})
+    assert seat.to_json()["cacheReadShare"] == 0.6
+    assert "cacheReadShare" not in SeatResult(0, "bayes", 0, 0.0, 1, 0, 0, 0).to_json()
