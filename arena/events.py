@@ -24,11 +24,14 @@ READABLE_LOG_VERSIONS = (1, 2)
 
 
 def _tuple(items) -> tuple:
-    return tuple(items)
+    """A list as a tuple. Any other value (a number, text or object where a log line
+    holds a list) is kept as read, so that the check (:mod:`arena.check`) names the field
+    it breaks instead of a reader failing on the conversion."""
+    return tuple(items) if isinstance(items, (list, tuple)) else items
 
 
 def _tuple2(rows) -> tuple[tuple, ...]:
-    return tuple(map(tuple, rows))
+    return tuple(map(_tuple, rows)) if isinstance(rows, (list, tuple)) else rows
 
 
 THOUGHT = "thinking"
@@ -90,7 +93,15 @@ class SeatEntry:
 
 
 def _seat_entries(items) -> tuple[SeatEntry, ...]:
-    return tuple(x if isinstance(x, SeatEntry) else SeatEntry(**x) for x in items)
+    """Seat records as :class:`SeatEntry`; a value of another shape is kept as read, as
+    :func:`_tuple` keeps one, for the check to name."""
+    if not isinstance(items, (list, tuple)):
+        return items
+    return tuple(SeatEntry(**x) if _is_seat_record(x) else x for x in items)
+
+
+def _is_seat_record(value: Any) -> bool:
+    return isinstance(value, dict) and value.keys() == attrs.fields_dict(SeatEntry).keys()
 
 
 class Event:
