@@ -784,3 +784,130 @@ def test_csv_export_neutralises_formula_entrant_names_and_keeps_negative_numbers
             *("'" + name for name in names),
             "(league)",
         }
+
+
+# --- issue 30: a log's header, every field, every wrong JSON type and out-of-range value -----
+
+HEADER_TYPES = {
+    # Each header field of docs/event-log.md and the JSON types it may hold.
+    "version": {"integer"},
+    "seed": {"integer"},
+    "mode": {"text"},
+    "symbols": {"list"},
+    "handSize": {"integer"},
+    "seats": {"list"},
+    "tableOrder": {"list"},
+    "deals": {"integer"},
+    "maxBidsPerDeal": {"integer"},
+    "talk": {"bool"},
+    "provenance": {"object", "null"},
+    "wild": {"integer"},
+    "wildCountsItself": {"bool"},
+    "raiseRule": {"text"},
+    "seats[0].slot": {"integer"},
+    "seats[0].policy": {"text"},
+}
+A_VALUE_OF = {
+    "integer": 3,
+    "float": 1.5,
+    "text": "3",
+    "bool": True,
+    "null": None,
+    "list": [3],
+    "object": {"three": 3},
+}
+HEADER_RANGES = [
+    # (field, a value no writer makes, what the one line must say). The made log is a
+    # 4-seat dice table (bayes, random and two default bayes): symbols 1..6, slots 0..3.
+    # The engines' ranges: hands of 1..64 and 2..64 symbols (modes.py), 2..8 seats
+    # (rules.py), a cap of 1..2**31 - 1 (a C int), 1..2**63 - 1 deals (an int64), a seed
+    # >= 0; the versions are 1 and 2.
+    ("version", 0, "log version 0"),
+    ("version", 3, "log version 3"),
+    ("seed", -1, "seed must be >= 0, got -1"),
+    ("handSize", 0, "hand size must be 1 to 64, got 0"),
+    ("handSize", 65, "hand size must be 1 to 64, got 65"),
+    ("handSize", 10**9, "hand size must be 1 to 64, got 1000000000"),
+    ("maxBidsPerDeal", 0, "max bids per deal must be 1 to 2147483647, got 0"),
+    ("maxBidsPerDeal", 2**31, "max bids per deal must be 1 to 2147483647, got 2147483648"),
+    ("maxBidsPerDeal", 10**23, "max bids per deal must be 1 to 2147483647"),
+    ("deals", 0, "deals must be 1 to 9223372036854775807, got 0"),
+    ("deals", 2**63, "deals must be 1 to 9223372036854775807, got 9223372036854775808"),
+    ("symbols", [1], "symbols must be 2 to 64 distinct ints, ascending"),
+    ("symbols", list(range(65)), "symbols must be 2 to 64 distinct ints, ascending"),
+    ("symbols", [1, 1, 2], "symbols must be 2 to 64 distinct ints, ascending"),
+    ("symbols", [1.5, 2], "symbols must be a list of integers"),
+    # fewer than 2 seats: the mode the header describes would seat fewer than 2 by default
+    ("seats", [{"slot": 0, "policy": "bayes"}], "default seats must be >= 2, got 1"),
+    ("seats", [{"slot": s, "policy": "bayes"} for s in range(9)], "seats must be 2 to 8, got 9"),
+    ("seats", [], "default seats must be >= 2, got 0"),
+    (
+        "tableOrder",
+        [0, 1, 2, 5],
+        "tableOrder [0, 1, 2, 5] is not an order of the slots [0, 1, 2, 3]",
+    ),
+    ("tableOrder", [0, 1, 2], "tableOrder [0, 1, 2] is not an order of the slots [0, 1, 2, 3]"),
+    ("tableOrder", ["0", 1], "tableOrder must be a list of integers"),
+    ("seats[0].slot", 1, "seat entries are slots [1, 1, 2, 3], not 0..3"),
+    ("seats[0].slot", -1, "seat entries are slots [-1, 1, 2, 3], not 0..3"),
+    ("seats[0].policy", "", "seats[0].policy: empty seat name"),
+    ("wild", 7, "wild symbol 7 is not one of its symbols"),
+    ("raiseRule", "none", "raise rule must be one of"),
+    ("provenance", {"seats": []}, "provenance must hold seats, filters and reporters"),
+    ("provenance", {"seats": [], "filters": {}, "reporters": {}}, "names 0 seats for 4"),
+]
+
+
+def _header_edited(field: str, value) -> Maker:
+    """The made log with one header field (or ``seats[0]``'s ``slot`` or ``policy``) set."""
+
+    def make(made, tmp):
+        records = _records(made["log"])
+        if field.startswith("seats[0]."):
+            records[0]["seats"][0][field.removeprefix("seats[0].")] = value
+        else:
+            records[0][field] = value
+        path = tmp / "header.jsonl"
+        _write_records(path, records)
+        return {"file": path}
+
+    return make
+
+
+HEADER_CASES = {
+    f"{field} as {kind}": (field, A_VALUE_OF[kind], f"{field} must be")
+    for field, kinds in HEADER_TYPES.items()
+    for kind in A_VALUE_OF
+    if kind not in kinds and not (kind == "integer" and "float" in kinds)
+} | {f"{field} = {str(value)[:24]}": (field, value, says) for field, value, says in HEADER_RANGES}
+HEADER_READERS = [
+    ("show", "{file}"),
+    ("audit", "{file}"),
+    ("replay", "{file}", "-o", "{tmp}/out.html"),
+    ("report", "{file}", "-o", "{tmp}/out.html"),
+    ("exploitability", "--log", "{file}", "--slot", "0"),
+]
+
+
+@pytest.mark.parametrize("case", sorted(HEADER_CASES))
+def test_a_header_field_out_of_its_format_is_one_error_line_from_every_reader(
+    case, made, tmp_path, capsys
+):
+    """issue 30: a header whose `seats[0].policy` is an object passed `arena check`, and
+    `show` raised AttributeError; `handSize: 1000000000` hung the `--unchecked` readers;
+    `maxBidsPerDeal: 10**23` was a ValueError traceback from `exploitability --unchecked`."""
+    field, value, says = HEADER_CASES[case]
+    paths = {"tmp": tmp_path, **_header_edited(field, value)(made, tmp_path)}
+    before = _digests([paths["file"]])
+    for reader in HEADER_READERS:
+        for unchecked in ((), ("--unchecked",)):
+            argv = [word.format(**paths) for word in (*reader, *unchecked)]
+            code, out, err = run_cli(argv, capsys, False)
+            assert (code, out) == (2, ""), (argv, err)
+            assert err.startswith(f"arena: error: {paths['file']}:1: "), (argv, err)
+            assert err.count("\n") == 1 and says in err, (argv, err)
+    code, out, err = run_cli(["check", str(paths["file"])], capsys, False)
+    assert (code, err) == (1, "")
+    assert out.startswith(f"{paths['file']}:1: ") and says in out and out.count("\n") == 1
+    assert _digests(before) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["header.jsonl"]  # no page written
