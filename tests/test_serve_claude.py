@@ -41,6 +41,7 @@ def test_a_page_cannot_make_the_server_send_a_file_or_the_key(tmp_path):
         env = os.environ | {"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": api.url}
         stopping = serve(tmp_path, "--seat", "human", "--offer", f"claude:{offered}", env=env)
         served = next(stopping)
+        looked_up = list(api.model_lookups)  # the offered seat's check at launch, if any
         status, setup = served.send("GET", "/api/setup")
         choices = [seat["name"] for seat in json.loads(setup)["seats"]]
         assert choices == ["human", "bayes", f"claude:{offered}"]  # exactly the command line's
@@ -58,7 +59,8 @@ def test_a_page_cannot_make_the_server_send_a_file_or_the_key(tmp_path):
                 f"seat 0: {seat[:40]!r} is not offered here"
             ), reply
         time.sleep(0.5)  # time enough for a table to ask the API, had one started
-        assert api.requests == [] and list(served.log_dir.iterdir()) == []
+        assert api.requests == [] and api.model_lookups == looked_up
+        assert list(served.log_dir.iterdir()) == []
         status, _table = served.post(
             "/api/tables", {"seats": [f"claude:{offered}", "bayes"], "deals": 2}
         )
@@ -68,6 +70,8 @@ def test_a_page_cannot_make_the_server_send_a_file_or_the_key(tmp_path):
     assert records[0]["seats"][0]["policy"] == f"claude:{offered}"
     assert api.requests, "the offered Claude seat asked the API nothing"
     passwd = Path("/etc/passwd").read_text().splitlines()[0]  # e.g. root:x:0:0:root:/root:...
+    for path in api.model_lookups:  # the Models API's GETs: a path each, no body
+        assert not any(mark in path for mark in (KEY, SECRET_MARK, passwd, OFFERED_MARK)), path
     for request in api.requests:
         body = request.body.decode()
         assert OFFERED_MARK in body  # the file the command line named is what is sent

@@ -15,7 +15,8 @@ seat, not the table.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import os
+from collections.abc import Iterable, Mapping
 
 import attrs
 
@@ -51,7 +52,10 @@ class Offer:
 
 
 def make_offer(
-    registry: Registry, defaults: EpisodeRequest, more: Iterable[SeatSpec] = ()
+    registry: Registry,
+    defaults: EpisodeRequest,
+    more: Iterable[SeatSpec] = (),
+    environ: Mapping[str, str] = os.environ,
 ) -> Offer:
     """The offer of a server started with ``defaults`` (its ``--seat`` specs among them) and
     ``more`` (``--offer``), each seat checked: :class:`SetupError` or ``UnknownName`` if not."""
@@ -73,6 +77,7 @@ def make_offer(
         seat_type, plain = registry.seat_for(spec)
         try:
             refuse_unwanted_arg(seat_type, plain)
+            registry.preflight(spec, environ)  # a paid seat's own check, sandboxed or not
             if seat_type.person is None and not seat_type.sandboxed:
                 seat = build_seat(registry, config, slot, spec, policies)
                 if hasattr(seat, "close"):
