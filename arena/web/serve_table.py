@@ -278,7 +278,8 @@ class Table:
         return seat
 
     def _on_record(self, record: dict[str, Any]) -> None:
-        self.seated.set()  # the header: every seat was built
+        if not self.seated.is_set():  # the header: every seat was built
+            self.seated.set()
         for token, feed in self.feeds.items():
             news = feed(record)
             if news is not None:
@@ -294,12 +295,13 @@ class Table:
                 local_seats={self.specs[slot].name: self._seat for slot in self.persons},
                 closing=self.left,
             )
-        except SetupError as exc:  # before play: the page that asked is told, no other
-            self.refused = str(exc)
-        except Exception as exc:  # the table is over either way; every page is told why
-            log.error("table failed", error=repr(exc))
-            for channel in self.channels.values():
-                channel.publish("error", text=f"the table stopped: {exc}")
+        except Exception as exc:
+            if isinstance(exc, SetupError) and not self.seated.is_set():
+                self.refused = str(exc)  # before play: the page that asked is told, no other
+            else:  # the table is over either way; every page is told why
+                log.error("table failed", error=repr(exc))
+                for channel in self.channels.values():
+                    channel.publish("error", text=f"the table stopped: {exc}")
         else:
             self.log = self.log_path
             for token, channel in self.channels.items():
@@ -312,7 +314,8 @@ class Table:
         finally:
             self.seats.clear()
             self.feeds.clear()
-            for channel in self.channels.values():
-                channel.finish()
+            if self.refused is None:  # a refused table is no one's: nothing to keep
+                for channel in self.channels.values():
+                    channel.finish()
             self.seated.set()
             self.finished.set()
