@@ -1,7 +1,9 @@
 """A fuzz pass over every file the CLI reads: damaged, truncated, deep, binary, huge.
 
 Hypothesis damages real files (a log and the results ``arena play`` wrote, a league
-file, a league's SQLite store) and hands each to the commands that read it. Whatever
+file, a league's SQLite store) and hands each to the commands that read it; a log's
+header is also spoiled field by field (issue 30: a header that parses but breaks its
+format is refused on line 1 by every reader, checked or ``--unchecked``). Whatever
 the damage, the property is issue 20's: the exit code is 0, 1 or 2; no exception
 escapes (an escaped exception would be a traceback); stderr holds at most one
 ``arena: error:`` line; the input file is byte for byte what it was.
@@ -283,3 +285,131 @@ def test_the_real_files_pass_every_reader(real, tmp_path):
         with _quiet() as out:
             assert main(argv) == 0, (argv, out.err.getvalue())
     assert json.loads((tmp_path / "out.json").read_text())
+
+
+# --- issue 30: the header, field by field -----------------------------------------------------
+
+HEADER_FIELDS = {
+    # Each header field as docs/event-log.md gives it, its JSON types, and the integers
+    # it may hold (the engines' ranges; None: no integer is its type).
+    "version": ({int}, range(1, 3)),
+    "seed": ({int}, None),
+    "mode": ({str}, None),
+    "symbols": ({list}, None),
+    "handSize": ({int}, range(1, 65)),
+    "seats": ({list}, None),
+    "tableOrder": ({list}, None),
+    "deals": ({int}, range(1, 2**63)),
+    "maxBidsPerDeal": ({int}, range(1, 2**31)),
+    "talk": ({bool}, None),
+    "provenance": ({dict, type(None)}, None),
+    "wild": ({int}, None),
+    "wildCountsItself": ({bool}, None),
+    "raiseRule": ({str}, None),
+}
+
+
+def _set_header(field: str, value) -> Damage:
+    def spoil(data: bytes) -> bytes:
+        first, rest = data.split(b"\n", 1)
+        header = json.loads(first)
+        header[field] = value
+        return json.dumps(header).encode() + b"\n" + rest
+
+    return spoil
+
+
+@st.composite
+def header_field_of_another_type(draw) -> Damage:
+    """A header field holding a JSON value of a type it never holds."""
+    field = draw(st.sampled_from(sorted(HEADER_FIELDS)))
+    types, _range = HEADER_FIELDS[field]
+    # type(), not isinstance: true is no integer, though Python's bool is an int
+    value = draw(json_values.filter(lambda v: type(v) not in types))
+    return _set_header(field, value)
+
+
+@st.composite
+def header_number_out_of_range(draw) -> Damage:
+    """A header integer outside the engines' range, by as little as one or by 2**70."""
+    field = draw(st.sampled_from([f for f, (_t, ints) in HEADER_FIELDS.items() if ints]))
+    ints = HEADER_FIELDS[field][1]
+    below = st.integers(-(2**70), ints.start - 1)
+    above = st.integers(ints.stop, ints.stop + 2**70)
+    return _set_header(field, draw(below | above | st.sampled_from([ints.start - 1, ints.stop])))
+
+
+FIRST = object()
+"""In a path into the header: the first entry of an object (a filter's or reporter's)."""
+
+
+@st.composite
+def header_field_of_any_value(draw) -> Damage:
+    """Any JSON value anywhere in the header: a field, a seat entry's field, a provenance
+    entry's field (a value of the right type, in or out of range, included)."""
+    value = draw(json_values)
+    entry_field = st.sampled_from(["distribution", "version", "isolation"])
+    path = draw(
+        st.tuples(st.sampled_from(sorted(HEADER_FIELDS)))
+        | st.tuples(st.just("seats"), st.integers(0, 3), st.sampled_from(["slot", "policy"]))
+        | st.tuples(st.just("provenance"), st.just("seats"), st.integers(0, 3), entry_field)
+        | st.tuples(
+            st.just("provenance"), st.sampled_from(["filters", "reporters"]), st.just(FIRST),
+            entry_field,
+        )
+    )  # fmt: skip
+
+    def spoil(data: bytes) -> bytes:
+        first, rest = data.split(b"\n", 1)
+        header = holder = json.loads(first)
+        for key in path[:-1]:
+            holder = next(iter(holder.values())) if key is FIRST else holder[key]
+        holder[path[-1]] = value
+        return json.dumps(header).encode() + b"\n" + rest
+
+    return spoil
+
+
+def _every_header_reader(log: Path, folder: str) -> list[list[str]]:
+    page = f"{folder}/page.html"
+    lines = []
+    for unchecked in ([], ["--unchecked"]):
+        lines += [
+            ["show", *unchecked, str(log)],
+            ["audit", *unchecked, str(log)],
+            ["replay", *unchecked, str(log), "-o", page],
+            ["report", *unchecked, str(log), "-o", page],
+            ["exploitability", *unchecked, "--log", str(log), "--slot", "0"],
+        ]
+    return lines
+
+
+def refused_on_line_1(argv: list[str], log: Path) -> None:
+    """Issue 30's property: one ``arena: error:`` line naming the header's line, exit 2."""
+    with _quiet() as out:
+        try:
+            code = main(argv)
+        except BaseException as exc:
+            raise AssertionError(f"arena {' '.join(argv)} raised {exc!r}") from exc
+    err = out.err.getvalue()
+    assert (code, out.getvalue()) == (2, ""), (argv, code, err)
+    assert err.startswith(f"arena: error: {log}:1: ") and err.count("\n") == 1, (argv, err)
+
+
+@FUZZ
+@given(spoil=st.one_of(header_field_of_another_type(), header_number_out_of_range()))
+def test_a_header_field_out_of_its_format_is_refused_by_every_reader(real, spoil):
+    with tempfile.TemporaryDirectory() as folder:
+        log = _damaged(Path(folder), "g.jsonl", real["log"], spoil)
+        for argv in _every_header_reader(log, folder):
+            refused_on_line_1(argv, log)
+        assert sorted(p.name for p in Path(folder).iterdir()) == ["g.jsonl"]
+
+
+@FUZZ
+@given(spoil=header_field_of_any_value())
+def test_any_value_anywhere_in_the_header_never_escapes_any_reader(real, spoil):
+    with tempfile.TemporaryDirectory() as folder:
+        log = _damaged(Path(folder), "g.jsonl", real["log"], spoil)
+        for argv in [["check", str(log)], *_every_header_reader(log, folder)]:
+            holds(argv, [log])
