@@ -20,7 +20,7 @@ import anthropic
 import pytest
 import structlog
 from claude_tables import FOUR_CLAUDES, api, of, offline  # noqa: F401
-from messages_server import CATALOGUE, MessagesServer, model_info, table_player
+from messages_server import CATALOGUE, MessagesServer, model_info, table_player, tool_call
 from structlog.testing import capture_logs
 
 from arena.results import SeatResult, cache_read_share
@@ -92,6 +92,127 @@ def test_no_thinking_means_disabled_is_taken_and_thinking_is_not():
     assert caps["thinking"]["supported"] is False
     assert caps["thinking"]["types"]["disabled"] == {"supported": True}
     assert caps["effort"]["supported"] is False
+
+
+FORCED = {"type": "tool", "name": "act"}
+STRICT_TOOL = {
+    "name": "act",
+    "strict": True,
+    "input_schema": {
+        "type": "object",
+        "properties": {"quantity": {"type": "integer", "minimum": 1}},
+        "additionalProperties": False,
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("overrides", "status", "message"),
+    [
+        # Opus 5 thinks when thinking is left out: a forced tool there is refused.
+        (
+            {"model": "claude-opus-5", "tool_choice": FORCED},
+            400,
+            "Thinking may not be enabled when tool_choice forces tool use.",
+        ),
+        (
+            {"model": "claude-opus-5", "extra_body": {"temperature": 0.5}},
+            400,
+            "`temperature` is deprecated for this model.",
+        ),
+        (
+            {"model": "claude-sonnet-4-6", "output_config": {"effort": "xhigh"}},
+            400,
+            'output_config.effort: "xhigh" is not supported for this model.',
+        ),
+        (
+            {"model": "claude-test-plain", "output_config": {"effort": "low"}},
+            400,
+            'output_config.effort: "low" is not supported for this model.',
+        ),
+        (
+            {
+                "model": "claude-opus-5",
+                "thinking": {"type": "disabled"},
+                "output_config": {"effort": "max"},
+            },
+            400,
+            'output_config.effort: "max" is not supported with thinking disabled; '
+            "use effort high or lower.",
+        ),
+        (
+            {"model": "claude-test-plain", "max_tokens": 8193},
+            400,
+            "max_tokens: 8193 > 8192, which is the maximum allowed number of output tokens "
+            "for claude-test-plain",
+        ),
+        (
+            {"model": "claude-sonnet-5-5", "thinking": {"type": "disabled"}},
+            400,
+            '"thinking.type.disabled" is not supported for this model. Use'
+            ' "thinking.type.adaptive" and "output_config.effort" to control thinking behavior.',
+        ),
+        (
+            {
+                "model": "claude-sonnet-5-5",
+                "thinking": {"type": "between_tools"},
+                "tool_choice": FORCED,
+            },
+            400,
+            "tool_choice: forced tool use is not supported for this model.",
+        ),
+        (
+            {"model": "claude-opus-5", "tools": [STRICT_TOOL]},
+            400,
+            "tools.0.input_schema: minimum not supported with strict",
+        ),
+        (
+            {"model": "claude-test-plain", "tools": [STRICT_TOOL]},
+            400,
+            "tools.0.strict: structured outputs are not supported for claude-test-plain",
+        ),
+        (
+            {"model": "claude-test-retired"},
+            404,
+            "model: claude-test-retired has been retired",
+        ),
+    ],
+)
+def test_the_loopback_api_holds_a_request_to_its_model_s_entry(overrides, status, message):
+    request = {
+        "max_tokens": 2000,
+        "messages": [{"role": "user", "content": [{"type": "text", "text": "your turn"}]}],
+        "tools": [{"name": "act", "input_schema": {"type": "object"}}],
+    }
+    with MessagesServer(lambda body: tool_call({"action": "challenge"})) as server:
+        client = anthropic.Anthropic(api_key="k", base_url=server.url, max_retries=0)
+        with pytest.raises(anthropic.APIStatusError) as caught:
+            client.messages.create(**(request | overrides))
+    assert caught.value.status_code == status
+    assert caught.value.body["error"]["message"] == message
+    assert len(server.refusals) == 1
+
+
+def test_the_loopback_api_takes_each_new_kind_s_own_shape():
+    with MessagesServer(lambda body: tool_call({"action": "challenge"})) as server:
+        client = anthropic.Anthropic(api_key="k", base_url=server.url, max_retries=0)
+        base = {
+            "max_tokens": 1024,
+            "messages": [{"role": "user", "content": [{"type": "text", "text": "go"}]}],
+            "tools": [{"name": "act", "input_schema": {"type": "object"}}],
+        }
+        off = {"thinking": {"type": "disabled"}, "tool_choice": FORCED}
+        unsaid = client.messages.create(model="claude-opus-5", **base)
+        forced = client.messages.create(model="claude-opus-5", **base, **off)
+        plain = client.messages.create(model="claude-test-plain", **base, **off)
+        between = client.messages.create(
+            model="claude-sonnet-5-5", thinking={"type": "between_tools"}, **base
+        )
+    assert [b.type for b in unsaid.content] == ["thinking", "tool_use"]  # it thought, unasked
+    assert [b.type for b in forced.content] == ["tool_use"]
+    assert [b.type for b in plain.content] == ["tool_use"]
+    assert [b.type for b in between.content] == ["tool_use"]
+    assert server.refusals == []
 
 
 # --- four seats per model kind, no request refused ------------------------------------------
