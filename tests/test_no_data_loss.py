@@ -223,8 +223,9 @@ def disk(tmp_path):
         yield target
 
 
-def fill(folder: Path) -> None:
-    """Write zeros to ``folder/filler`` until the disk refuses: no block is left."""
+def fill(folder: Path, leave: int = 0) -> None:
+    """Write zeros to ``folder/filler`` until the disk refuses: no block is left, or only
+    ``leave`` bytes of them."""
     with open(folder / "filler", "wb", buffering=0) as filler, contextlib.suppress(OSError):
         while True:
             filler.write(b"\0" * 4096)
@@ -232,6 +233,7 @@ def fill(folder: Path) -> None:
         (folder / "probe").write_bytes(b"x" * 4096)
     assert full.value.errno == errno.ENOSPC
     (folder / "probe").unlink()
+    os.truncate(folder / "filler", (folder / "filler").stat().st_size - leave)
 
 
 @contextlib.contextmanager
@@ -300,16 +302,19 @@ def test_league_export_on_a_full_disk_leaves_the_old_files(league, disk, capsys,
     assert files(disk) == before
 
 
-def test_a_new_league_on_a_full_disk_says_disk_full_and_leaves_nothing(disk, capsys):
-    """The empty file and its lock take no block; SQLite's first write (its -wal) fails:
-    no empty league, lock, -wal or -shm is left to refuse or confuse the next run."""
-    fill(disk)
-    db = disk / "lg.sqlite"
-    pool = ["--pool", "bayes,random", "--tables", "1", "--deals", "1"]
-    code, out, err = arena(capsys, "league", "run", *pool, "--db", db)
-    assert (code, out) == (1, "")
-    assert_one_line(err, f"{db}: disk full; nothing stored")
-    assert sorted(path.name for path in disk.iterdir()) == ["filler"]
+@pytest.mark.parametrize("room", [0, 8192, 24576], ids=["full", "8 KiB left", "24 KiB left"])
+def test_a_new_league_on_a_full_disk_says_disk_full_and_leaves_nothing(room, tmp_path, capsys):
+    """A 64 KiB disk, full or with a few pages left: the empty file and its lock take no
+    block, and SQLite's first writes (its -wal, its -shm index) fail, as SQLITE_FULL or as
+    an I/O error. No empty league, lock, -wal or -shm is left to refuse the next run."""
+    with mounted(tmp_path / "disk", "-t", "tmpfs", "-o", "size=64k", "tmpfs") as disk:
+        fill(disk, leave=room)
+        db = disk / "lg.sqlite"
+        pool = ["--pool", "bayes,random", "--tables", "1", "--deals", "1"]
+        code, out, err = arena(capsys, "league", "run", *pool, "--db", db)
+        assert (code, out) == (1, "")
+        assert_one_line(err, f"{db}: disk full; nothing stored")
+        assert sorted(path.name for path in disk.iterdir()) == ["filler"]
 
 
 def test_audit_append_on_a_full_disk_leaves_the_log(made, disk, capsys):

@@ -111,12 +111,15 @@ class LeagueStore:
             self._prepare()
         except sqlite3.DatabaseError as exc:
             self.db.close()
+            full = _disk_full(exc, self.path.parent)  # before the files made free their blocks
             for side in made:  # what this run made, before another run may take the lock
                 side.unlink(missing_ok=True)
             self._release()
-            if _disk_full(exc):
+            if full:
                 raise OutputFailed(errno.ENOSPC, f"{path}: disk full; nothing stored") from None
-            raise StoreError(f"{path}: not a league database ({exc})") from None
+            raise StoreError(
+                f"{path}: cannot write the league database ({exc}); nothing stored"
+            ) from None
 
     def _prepare(self) -> None:
         """Make a new file a league; a league stored before a later table or column gets
@@ -310,10 +313,16 @@ def _refuse_damaged(path: Path, db: sqlite3.Connection) -> None:
         raise StoreError(f"{path}: a damaged league database ({first}); left as it was")
 
 
-def _disk_full(exc: sqlite3.Error) -> bool:
-    """SQLITE_FULL, by the message SQLite gives it (its code is on the exception only from
-    Python 3.11)."""
-    return "database or disk is full" in str(exc)
+def _disk_full(exc: sqlite3.Error, folder: Path) -> bool:
+    """Whether SQLite failed for want of space: SQLITE_FULL, by the message SQLite gives it
+    (its code is on the exception only from Python 3.11), or an I/O error on a disk with no
+    block left (growing the ``-shm`` index fails as SQLITE_IOERR_SHMSIZE, without its errno)."""
+    if "database or disk is full" in str(exc):
+        return True
+    try:
+        return os.statvfs(folder).f_bavail == 0
+    except OSError:
+        return False
 
 
 @contextlib.contextmanager
@@ -545,9 +554,15 @@ def _take_lock(path: Path) -> int:
     try:
         fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
     except OSError as exc:
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise OutputFailed(exc.errno, f"{path}: disk full; nothing stored") from None
         raise StoreError(f"{path}: cannot open {lock_path} ({exc.strerror or exc})") from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        # A run that failed to start removes the lock file it made (still holding it): a
+        # lock taken on that removed file guards nothing, so it counts as held.
+        if os.fstat(fd).st_ino != os.stat(lock_path).st_ino:
+            raise OSError(errno.EAGAIN, "the lock file was replaced")
     except OSError:
         os.close(fd)
         raise StoreError(f"{path}: another league is running on this file") from None
