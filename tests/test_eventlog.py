@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shutil
@@ -26,6 +27,7 @@ from arena.eventlog import (
     read_numbered,
 )
 from arena.eventlog.limits import PRODUCTION_LIMITS
+from arena.eventlog.reader import parse_written, whole_lines
 from arena.events import (
     EVENT_TYPES,
     Audit,
@@ -745,3 +747,63 @@ def test_a_stopped_run_hands_its_write_listener_nothing_more(tmp_path, stop):
         log.interrupt("SIGINT")
         assert on_disk(tmp_path)[-1] == "interrupted"
     assert handed == []
+
+
+# --- issue 30: what a mutation pass found untested in eventlog/reader.py ---------------------
+
+SHORT_EPISODE = [SAMPLES[0], *[SAMPLES[1], SAMPLES[5], SAMPLES[6]] * 3]
+"""Ten lines: a header and three deals of a bid and a challenge."""
+
+
+def test_a_short_log_is_parsed_once_and_a_long_one_on_every_pass(tmp_path):
+    """A log of up to ``keep_parsed`` lines is parsed on its first pass and kept: a second
+    pass hands back the very same records. One line more and each pass parses again (equal
+    records, new objects), so a long log is never held parsed."""
+    passes = {}
+    for keep_parsed in (10, 9):  # the ten-line log at the cap, then one line past it
+        log = EventLog(tmp_path / f"{keep_parsed}.jsonl", limits=LogLimits(keep_parsed=keep_parsed))
+        for event in SHORT_EPISODE:
+            log.emit(event)
+        log.close()
+        stream = log.stream()
+        passes[keep_parsed] = (list(stream), list(stream))
+    first, second = passes[10]
+    assert first == second and all(a is b for a, b in zip(first, second, strict=True))
+    first, second = passes[9]
+    assert first == second and not any(a is b for a, b in zip(first[1:], second[1:], strict=True))
+
+
+def test_a_chunk_whose_first_line_holds_an_int_past_64_bits_reads_it_exactly():
+    """orjson reads an int past 64 bits as a float (2**70 as 1.1805916207174113e+21); the
+    stdlib reads the lines that may hold one again. Here that line opens the chunk (line 5
+    of the log, the first of this block) and is the last such line of the log."""
+    big = 2**70 + 1  # 1180591620717411303425: a float would lose the + 1
+    data = b'{"type":"audit","flag":{"n":%d}}\n{"type":"deal"}\n' % big
+    for long_ints in ([5], [2, 5]):
+        records = parse_written(data, 5, long_ints)
+        assert records[0]["flag"]["n"] == big and type(records[0]["flag"]["n"]) is int
+        assert records[1] == {"type": "deal"}
+
+
+def test_data_of_whole_blocks_and_one_byte_reads_back_to_its_last_line(tmp_path):
+    """A log of k blocks and one byte more: the last block is one byte, and the last line
+    is read back, not dropped: by the writer reading its own file back, by a reader of the
+    saved file, and by a reader of a file whose last line has no newline."""
+    sized = EventLog(None)
+    for event in SHORT_EPISODE:
+        sized.emit(event)
+    size = len(sized.text().encode())
+    expected = [json.loads(to_line(event)) for event in SHORT_EPISODE]
+    limits = LogLimits(block_bytes=size - 1, keep_bytes=1)  # one block and "\n"; read back
+    path = tmp_path / "ep.jsonl"
+    log = EventLog(path, limits=limits)
+    for event in SHORT_EPISODE:
+        log.emit(event)
+    log.close()
+    assert path.stat().st_size == limits.block_bytes + 1
+    assert list(log.stream()) == expected
+    assert read_log(path, limits=limits) == expected
+    path.write_bytes(path.read_bytes()[:-1])  # no newline: the last block is its "}"
+    assert read_log(path, limits=LogLimits(block_bytes=size - 2)) == expected
+    pieces = whole_lines(io.BytesIO(b"abc\ndefg\n").read, 9, "test", block_bytes=4)  # 2 x 4 + 1
+    assert list(pieces) == [b"abc\n", b"defg\n"]
