@@ -23,6 +23,7 @@ from arena.cli.options import (
     table_request,
 )
 from arena.engine import MAX_DEALS
+from arena.extras import install_hint
 from arena.plugins import PluginHost
 from arena.runner import SetupError
 
@@ -92,8 +93,7 @@ def run(args: argparse.Namespace, host: PluginHost) -> int:
         from arena.web.serve import MAX_SEED, TableServer, build_app
         from arena.web.serve_offer import make_offer
     except ImportError:
-        needs = "arena serve needs the web extra: pip install 'liars-arena[web]'"
-        raise SetupError(needs) from None
+        raise SetupError(f"arena serve needs the web extra: {install_hint('web')}") from None
     if not is_loopback(args.host):
         raise SetupError(f"--host {args.host} is not a loopback address; serve is for this machine")
     if args.deals > args.max_deals:
