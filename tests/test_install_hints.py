@@ -2,7 +2,7 @@
 
 After ``pip install .`` pip knows no distribution called liars-arena to fetch, so
 ``pip install 'liars-arena[report]'`` fails; the hint names the extra's own
-requirement, with its bound as pyproject.toml gives it.
+requirements, with their bounds as pyproject.toml gives them.
 """
 
 from __future__ import annotations
@@ -10,30 +10,51 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
+
+import pytest
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - the tomli dependency exists for Python 3.10 only
+    import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
 
+MISSING = {
+    # the command, the module made unimportable, its extra and the line's opening words
+    "report": (
+        ["report", "ep.jsonl", "-o", "r.html"],
+        "plotly",
+        "report",
+        "arena report needs plotly",
+    ),
+    "serve": (["serve", "--port", "0"], "uvicorn", "web", "arena serve needs the web extra"),
+}
 
-def test_arena_report_without_plotly_names_plotly_with_its_bound_from_pyproject(tmp_path):
-    # A plotly that cannot be imported, ahead of the real one on the path.
-    shadow = tmp_path / "shadow" / "plotly"
+
+@pytest.mark.parametrize("command, module, extra, said", MISSING.values(), ids=MISSING.keys())
+def test_a_missing_extra_is_named_by_its_requirements_with_pyprojects_bounds(
+    command, module, extra, said, tmp_path
+):
+    # The module, unimportable, ahead of the real one on the path.
+    shadow = tmp_path / "shadow" / module
     shadow.mkdir(parents=True)
-    (shadow / "__init__.py").write_text("raise ImportError('plotly is not installed')\n")
-    log = tmp_path / "ep.jsonl"
+    (shadow / "__init__.py").write_text(f"raise ImportError('{module} is not installed')\n")
     env = os.environ | {"PYTHONPATH": str(tmp_path / "shadow")}
     done = subprocess.run(
-        [sys.executable, "-m", "arena.cli", "report", str(log), "-o", str(tmp_path / "r.html")],
+        [sys.executable, "-m", "arena.cli", *command],
         capture_output=True,
         text=True,
         env=env,
         cwd=tmp_path,
+        timeout=60,
     )
     with open(ROOT / "pyproject.toml", "rb") as file:
-        (bound,) = tomllib.load(file)["project"]["optional-dependencies"]["report"]
-    assert bound.startswith("plotly>=")
+        bounds = tomllib.load(file)["project"]["optional-dependencies"][extra]
+    # report = ["plotly>=5.5"]; web = ["starlette>=0.37", "uvicorn>=0.30"]: each quoted
+    hint = "pip install " + " ".join(f"'{bound}'" for bound in bounds)
     assert done.returncode == 2
-    assert done.stderr == f"arena: error: arena report needs plotly: pip install '{bound}'\n"
+    assert done.stderr == f"arena: error: {said}: {hint}\n"
     assert "liars-arena[" not in done.stderr
-    assert not (tmp_path / "r.html").exists()
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["shadow"]
