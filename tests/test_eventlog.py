@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import io
 import json
 import os
@@ -484,7 +485,7 @@ def test_log_to_dev_full_is_one_error_line_and_exit_1(capsys):
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err == (
-        "arena: error: cannot write event log /dev/full: No space left on device\n"
+        "arena: error: cannot write event log /dev/full: disk full (No space left on device)\n"
     )
 
 
@@ -515,7 +516,9 @@ def test_a_full_disk_is_one_error_line_and_a_marked_log(tiny_disk, tmp_path, eng
     process = arena_process(command, tmp_path)
     out, err = process.communicate(timeout=120)
     assert process.returncode == 1
-    assert err == f"arena: error: cannot write event log {path}.part: No space left on device\n"
+    assert err == (
+        f"arena: error: cannot write event log {path}.part: disk full (No space left on device)\n"
+    )
     records = assert_stopped_log(
         tiny_disk / "ep.jsonl.part", "write error: No space left on device"
     )
@@ -528,6 +531,54 @@ def test_a_full_disk_is_one_error_line_and_a_marked_log(tiny_disk, tmp_path, eng
     assert logged <= len(summaries) <= logged + 16
     assert all(line.startswith(f"deal {n:>3}  opener") for n, line in enumerate(summaries))
     assert "points" not in out
+
+
+@pytest.fixture
+def full_disk(tmp_path):
+    """A 64 KiB tmpfs with no block left (issue 30's disk)."""
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip("mounting a tmpfs needs root and mount(8)")
+    mountpoint = tmp_path / "full"
+    mountpoint.mkdir()
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mountpoint)],
+        capture_output=True,
+        text=True,
+    )
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
+    try:
+        with (
+            open(mountpoint / "filler", "wb", buffering=0) as filler,
+            pytest.raises(OSError) as full,
+        ):
+            while True:
+                filler.write(b"\0" * 4096)
+        assert full.value.errno == errno.ENOSPC
+        yield mountpoint
+    finally:
+        subprocess.run(["umount", str(mountpoint)], check=True)
+
+
+def test_a_disk_full_from_the_start_leaves_no_part_and_the_next_run_starts(full_disk, capsys):
+    """issue 30: `play --log new.jsonl` on a full 64 KiB disk left a 0-byte
+    `new.jsonl.part` with no `interrupted` line, and the next run was refused without
+    --force. Not one line fitted, so there is no log to keep: no file is left, the one
+    error line says "disk full", and once there is room the same command plays."""
+    path = full_disk / "new.jsonl"
+    assert main(["play", "--deals", "3", "--log", str(path)]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == (
+        f"arena: error: cannot write event log {path}: disk full (No space left on device);"
+        " nothing was kept\n"
+    )
+    assert sorted(p.name for p in full_disk.iterdir()) == ["filler"]
+    (full_disk / "filler").unlink()
+    assert main(["play", "--deals", "3", "--log", str(path)]) == 0
+    capsys.readouterr()
+    assert [r["type"] for r in read_log(path)][-1] == "result"
+    assert sorted(p.name for p in full_disk.iterdir()) == ["new.jsonl"]
 
 
 # --- orjson writes today's bytes -------------------------------------------------------

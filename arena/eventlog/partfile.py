@@ -4,7 +4,8 @@ A log is written to ``NAME.part`` and renamed to ``NAME`` only when the episode
 settles; an existing file is refused unless the caller forces it. A device or pipe
 (``/dev/null``) is written in place. A write that fails is cut back to the last
 whole line and the file is ended with an ``interrupted`` line, so a reader can tell
-a stopped log from one still being written.
+a stopped log from one still being written; a file that never got a whole line
+(a disk full from the start) is removed, so no empty ``.part`` blocks the next run.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from arena.eventlog.reader import whole_lines
 from arena.events import Interrupted, encode_line
 
 PART_SUFFIX = ".part"
+DISK_FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
+"""A write that failed for want of room: the error says "disk full"."""
 
 
 class PartFile:
@@ -69,12 +72,16 @@ class PartFile:
                 view = view[os.write(self._fd, view) :]
         except OSError as exc:
             self._cut_back()
-            failure = LogWriteError(
-                exc.errno, f"cannot write event log {self.writing}: {exc.strerror or exc}"
-            )
-            if not _is_special(self.writing):
-                self._mark_failed(exc.strerror or type(exc).__name__)
-            raise failure from None
+            cause = exc.strerror or type(exc).__name__
+            reason = f"disk full ({cause})" if exc.errno in DISK_FULL else cause
+            failure = f"cannot write event log {self.writing}: {reason}"
+            if not _is_special(self.writing) and not self._committed:
+                # not one line was written: no log to keep, nor a .part for the next run to trip on
+                self._remove()
+                failure = f"cannot write event log {self.path}: {reason}; nothing was kept"
+            elif not _is_special(self.writing):
+                self._mark_failed(cause)
+            raise LogWriteError(exc.errno, failure) from None
         if self._committed:
             self._boundaries.append(self._committed)
         self._committed += len(data)
@@ -121,6 +128,11 @@ class PartFile:
                 continue
         self._cut_back()
         self.abandon()
+
+    def _remove(self) -> None:
+        """Stop writing and remove the file: it holds no line."""
+        self.abandon()
+        os.unlink(self.writing)
 
     def _cut_back(self) -> None:
         try:
