@@ -1,5 +1,6 @@
 """Library loggers import structlog only when something logs, and the CLI's settings
-(warnings and up, JSON on a stderr that is not a terminal) hold from the first line.
+(warnings and up as plain ``arena: warning:`` lines; JSON only when asked for) hold
+from the first line.
 
 Each case runs in a fresh interpreter: this test process imported structlog long ago.
 """
@@ -7,6 +8,7 @@ Each case runs in a fresh interpreter: this test process imported structlog long
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -38,10 +40,34 @@ def test_a_logger_imports_structlog_at_its_first_call_with_the_clis_settings():
         "print('structlog' in sys.modules)\n"
     )
     # Not imported until the warning; then the CLI's settings, not structlog's defaults
-    # (which print every level to stdout, coloured): one JSON line on stderr, info dropped.
+    # (which print every level to stdout, coloured): one plain line on stderr, info dropped.
     assert done.stdout.splitlines() == ["False False", "True"]
+    assert done.stderr == "arena: warning: first line (n=1)\n"
+
+
+def test_a_plain_line_is_one_line_whatever_its_values_hold():
+    # A plugin's reason may carry a newline or an escape sequence (ESC [2J clears the
+    # screen): each is spelt out, so the terminal shows one line and obeys nothing.
+    done = run(
+        "from arena import logconfig, logs\n"
+        "logconfig.configure(0)\n"
+        "logs.get_logger('x').warning('plugin skipped', plugin='p', reason='a\\nb\\x1b[2J')\n"
+        "logs.get_logger('x').error('table failed')\n"
+    )
+    assert done.stderr == (
+        "arena: warning: plugin skipped (plugin=p, reason=a\\x0ab\\x1b[2J)\n"
+        "arena: error: table failed\n"
+    )
+
+
+def test_json_lines_are_what_log_format_json_asks_for_at_any_level():
+    done = run(
+        "from arena import logconfig, logs\n"
+        "logconfig.configure(0, 'json')\n"
+        "logs.get_logger('x').warning('asked for', n=2)\n"
+    )
     [line] = lines(done.stderr)
-    assert (line["event"], line["level"], line["n"]) == ("first line", "warning", 1)
+    assert (line["event"], line["level"], line["n"]) == ("asked for", "warning", 2)
     assert "timestamp" in line
 
 
@@ -93,8 +119,8 @@ def test_a_trusted_plugin_logging_through_structlog_itself_finds_the_clis_settin
         path=tmp_path,
     )
     assert done.stdout.splitlines() == ["0 1"]
-    logged = [line for line in done.stderr.splitlines() if line.startswith("{")]
-    assert [json.loads(line)["event"] for line in logged] == ["noisy plugin imported"]
+    assert "arena: warning: noisy plugin imported\n" in done.stderr
+    assert not [line for line in done.stderr.splitlines() if line.startswith("{")]
 
 
 def test_the_last_settings_given_before_anything_logged_are_the_ones_applied():
@@ -126,6 +152,25 @@ def test_a_leagues_worker_processes_log_as_the_command_does(tmp_path):
         path=tmp_path,
     )
     assert done.stdout.splitlines() == ["0 2"]
-    logged = [json.loads(line) for line in done.stderr.splitlines() if line.startswith("{")]
-    skipped = [line["plugin"] for line in logged if line["event"] == "plugin skipped"]
-    assert skipped == ["arena_broken"] * 3  # the command's own load, then each worker's
+    skipped = [line for line in done.stderr.splitlines() if "plugin skipped" in line]
+    # the command's own load, then each worker's, as plain lines (no JSON was asked for)
+    reason = "RuntimeError: broken at import"
+    line = f"arena: warning: plugin skipped (plugin=arena_broken, reason={reason})"
+    assert skipped == [line] * 3
+
+
+@pytest.mark.parametrize("command", [["plugins"], ["play", "--deals", "1"]])
+def test_a_broken_third_party_plugin_is_one_plain_warning_line(tmp_path, command):
+    """issue 30: `arena plugins` and `arena play` with a broken plugin installed printed
+    a raw structlog JSON record on stderr. Every stderr line is now the CLI's own kind."""
+    tmp_path.chmod(0o755)  # as root, the sandbox's workers run as another uid
+    install(tmp_path, "arena_broken", "raise RuntimeError('broken at import')\n")
+    environ = os.environ | {"PYTHONPATH": str(tmp_path), "ARENA_CACHE_DIR": ""}
+    done = subprocess.run(
+        [sys.executable, "-m", "arena.cli", *command],
+        env=environ, capture_output=True, text=True, timeout=120, check=True,
+    )  # fmt: skip
+    reason = "RuntimeError: broken at import"
+    shown = done.stderr.splitlines()
+    assert f"arena: warning: plugin skipped (plugin=arena_broken, reason={reason})" in shown
+    assert all(line.startswith("arena: ") for line in shown), done.stderr

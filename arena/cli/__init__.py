@@ -53,7 +53,7 @@ COMMANDS = {
     "plugins": "listings",
 }
 """Each subcommand and the module of this package that registers it, in ``arena --help``'s order."""
-VALUED_GLOBALS = ("--sandbox", "--trust")
+VALUED_GLOBALS = ("--sandbox", "--trust", "--log-format")
 USER_ERRORS = (
     SetupError,
     UnknownName,
@@ -102,12 +102,19 @@ def _named_command(argv: Sequence[str]) -> str | None:
 
 
 def _add_global_options(parser: argparse.ArgumentParser, defaults: bool) -> None:
-    """-v, --sandbox and --trust: given before the subcommand or after it."""
+    """-v, --log-format, --sandbox and --trust: given before the subcommand or after it."""
 
     def default(value):
         return value if defaults else argparse.SUPPRESS
 
     parser.add_argument("-v", "--verbose", action="count", default=default(0), help=VERBOSE_HELP)
+    parser.add_argument(
+        "--log-format",
+        choices=logconfig.FORMATS,
+        default=default(None),
+        help="log lines on stderr: plain 'arena: warning: ...' lines, or JSON lines "
+        "(default: plain; with -v, coloured on a terminal, else JSON)",
+    )
     parser.add_argument(
         "--sandbox",
         choices=CHOICES,
@@ -146,7 +153,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _command(argv: list[str]) -> int:
     args = build_parser(argv).parse_args(argv)
-    logconfig.configure(args.verbose)
+    logconfig.configure(args.verbose, args.log_format)
     in_main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _terminate) if in_main else None
     try:
