@@ -320,3 +320,29 @@ def test_without_a_log_dir_finished_tables_are_read_from_a_private_folder_remove
     assert end["id"] > 3 and end["results"]["dealsPlayed"] == 3  # news of 3 deals went between
     stopping.close()
     assert list(private.iterdir()) == []  # removed with everything in it
+
+
+def test_an_earlier_tables_log_replay_and_end_stay_served_after_the_next_starts(served):
+    first = served.post("/api/tables", {"seats": ["human", "bayes"], "deals": 1, "seed": 3})[1]
+    token = token_of(first["people"]["0"])
+    tab = EventReader(served, token)
+    after = 0
+    while (found := tab.wait_for("turn", after))[1]["kind"] != "end":  # the person plays it
+        after, turn = found
+        move = {"turn": turn["turn"], "command": choose(turn["screen"])}
+        assert served.post(f"/api/act/{token}", move)[0] == 200
+        after += 1
+    tab.close()
+    path, records = served.logged()
+    second = {"seats": ["bayes", "bayes"], "deals": 1}
+    while (status := served.post("/api/tables", second)[0]) == 409:  # the first is letting go
+        time.sleep(0.05)
+    assert status == 200
+    assert served.get(f"/api/log/{token}") == (200, path.read_bytes())
+    assert served.get(f"/replay/{token}") == (200, replay_html(records).encode())
+    again = EventReader(served, token)
+    _index, end = again.wait_for("end")
+    again.close()
+    assert [m["kind"] for m in again.messages] == ["hello", "end"] and end == found[1]
+    status, reply = served.post(f"/api/act/{token}", {"turn": 1, "command": "c"})
+    assert (status, reply["error"]) == (404, "this page has no seat at the table")

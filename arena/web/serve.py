@@ -50,7 +50,7 @@ from arena.web.serve_guard import (
     own_origins,
 )
 from arena.web.serve_offer import Offer
-from arena.web.serve_table import Table
+from arena.web.serve_table import Finished, Table
 
 PAGE = Path(__file__).with_name("serve_page.html")
 FINAL = ("end", "error")
@@ -84,8 +84,9 @@ class TableServer:
     """A private folder: what finished tables' pages are still told (:class:`Channel`)."""
     table: Table | None = None
     """The latest table; only one is played at a time."""
-    by_token: dict[str, Table] = attrs.Factory(dict)
-    """Every table this server has opened, by each of its viewer tokens (logs stay downloadable)."""
+    by_token: dict[str, Table | Finished] = attrs.Factory(dict)
+    """Every table this server has opened, by each of its viewer tokens (logs stay
+    downloadable): the latest as it is, the ones before it as they :class:`Finished`."""
 
     @property
     def origins(self) -> frozenset[str]:
@@ -142,6 +143,9 @@ class TableServer:
         table.seated.wait()  # its seats built: a seat its plugin refuses for this table is a 400
         if table.refused is not None:
             raise Refused(400, table.refused)
+        if self.table is not None:  # finished, as only one plays at a time: its remains only
+            ended = self.table.ended()
+            self.by_token.update(dict.fromkeys(ended.channels, ended))
         self.table = table
         self.by_token.update(dict.fromkeys(table.tokens, table))
         return table
@@ -213,7 +217,7 @@ def build_app(server: TableServer) -> Starlette:
         return FileResponse(  # the bytes the log wrote, not a second serialisation
             table.log,
             media_type="application/x-ndjson",
-            filename=f"arena-seed{table.request.seed}.jsonl",
+            filename=f"arena-seed{table.seed}.jsonl",
         )
 
     async def replay(request: Request) -> Response:
@@ -246,7 +250,7 @@ def build_app(server: TableServer) -> Starlette:
     )
 
 
-def _table(server: TableServer, request: Request) -> tuple[Table | None, str]:
+def _table(server: TableServer, request: Request) -> tuple[Table | Finished | None, str]:
     token = request.path_params["token"]
     return server.by_token.get(token), token
 

@@ -14,8 +14,9 @@ several people sit at one table from different tabs.
 
 A finished table keeps only what its pages still need, on disk: each viewer's
 first and last message in the server's private folder, and its log, which the
-download and the replay read. A server plays table after table, and none of
-them stays in its memory.
+download and the replay read; the server then holds it as a :class:`Finished`,
+a few hundred bytes. A server plays table after table, and none of them stays
+in its memory.
 """
 
 from __future__ import annotations
@@ -190,6 +191,19 @@ def checked_specs(registry: Registry, request: EpisodeRequest) -> list[SeatSpec]
     return specs
 
 
+@attrs.frozen
+class Finished:
+    """What a finished table leaves the server: its pages' channels (kept on disk once no
+    page reads them), its log and its seed; no seat moves any more."""
+
+    channels: dict[str, Channel]
+    log: Path | None
+    seed: int
+
+    def seat_for(self, token: str) -> None:
+        return None
+
+
 class Table:
     """One episode being played: its viewers' channels, its seats, its log."""
 
@@ -255,6 +269,14 @@ class Table:
     @property
     def playing(self) -> bool:
         return self._thread.is_alive()
+
+    @property
+    def seed(self) -> int:
+        return self.request.seed
+
+    def ended(self) -> Finished:
+        """What stays of this table once it finished (see :attr:`finished`)."""
+        return Finished(self.channels, self.log, self.seed)
 
     def start(self) -> None:
         self._thread.start()
