@@ -10,11 +10,12 @@ the first holds its lock (``PATH.lock``, released by the kernel even on kill -9)
 The schema is documented in docs/league.md.
 
 A league file says so: its ``PRAGMA application_id`` is :data:`APPLICATION_ID`
-(a file stored before the mark, by its tables and
-their columns). Any other SQLite file, and a
-damaged one, is refused in one line before anything is written to it, by the
-writer and the readers alike. Readers open the file read-only, and immutable on
-a read-only mount, where SQLite could not make the ``-shm`` file it reads with.
+(a file stored before the mark, by its tables and their columns). Any other
+SQLite file, and a damaged one, is refused in one line before anything is
+written to it or made beside it, by the writer and the readers alike. Readers
+open the file read-only, and immutable on a read-only mount, where SQLite could
+not make the ``-shm`` file it reads with. A league that cannot be started (a
+full disk) leaves none of the files it made.
 """
 
 from __future__ import annotations
@@ -362,10 +363,9 @@ def _refuse_foreign(path: Path, new: bool) -> None:
 
     The SQLite header says it: its first 16 bytes, and the application ID at offset 68.
     An unmarked file's own tables and their columns tell a league stored before the mark
-    (:func:`_league_schema`); they are read
-    ``immutable``, which makes nothing beside the file. Until its first checkpoint a
-    new league's mark and tables are only in its ``-wal``: a file with a ``-wal`` that
-    holds changes is read as any reader reads it.
+    (:func:`_league_schema`); they are read ``immutable``, which makes nothing beside the
+    file. Until its first checkpoint a new league's mark and tables are only in its
+    ``-wal``: a file with a ``-wal`` that holds changes is read as any reader reads it.
     """
     try:
         with open(path, "rb") as file:
