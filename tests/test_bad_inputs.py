@@ -752,14 +752,14 @@ def test_a_league_files_number_fails_the_check_its_flag_fails(
 
 
 def test_csv_export_neutralises_formula_entrant_names_and_keeps_negative_numbers(tmp_path, capsys):
-    names = ['=HYPERLINK("http://127.0.0.1/x","y")', "+cmd", "@SUM(1)", "-1+1", "\tTAB"]
-    policies = ["bayes", "random", "pressure", "bayes", "random"]
+    names = ['=HYPERLINK("http://127.0.0.1/x","y")', "+cmd", "@SUM(1)", "-1+1", "\tTAB", "\rCR"]
+    policies = ["bayes", "random", "pressure", "bayes", "random", "pressure"]
     league = tmp_path / "league.toml"
     entrants = "".join(
         f"{json.dumps(name)} = {json.dumps(policy)}\n"
         for name, policy in zip(names, policies, strict=True)
     )
-    league.write_text(f"[league]\ntables = 5\n[table]\ndeals = 4\n[entrants]\n{entrants}")
+    league.write_text(f"[league]\ntables = 6\n[table]\ndeals = 4\n[entrants]\n{entrants}")
     db, out = tmp_path / "l.sqlite", tmp_path / "csv"
     assert main(["league", "run", str(league), "--db", str(db), "--json"]) == 0
     assert main(["league", "export", str(db), "--csv", str(out)]) == 0
