@@ -94,8 +94,7 @@ class TableServer:
 
     def setup(self) -> dict[str, Any]:
         d = self.defaults
-        you = next(iter(self.offer.seats))  # the seat a person plays comes first
-        given = [str(spec) for spec in d.seat_specs] or [you]
+        given = [str(spec) for spec in d.seat_specs] or [self.offer.person]
         filler = str(scripted_default())
         return {
             "seats": [

@@ -41,6 +41,8 @@ class Offer:
 
     seats: dict[str, SeatSpec]
     descriptions: dict[str, str]
+    person: str
+    """The seat a person takes unless told otherwise (offered first)."""
 
     def pick(self, slot: int, text: str) -> SeatSpec:
         """The offered seat ``text`` names; a 400 naming what is offered otherwise."""
@@ -62,8 +64,9 @@ def make_offer(
     config = build_config(registry, defaults)
     table = table_specs(defaults, registry=registry)
     policies = tuple(str(spec) for spec in table)
+    person = person_seat(registry)
     candidates = [
-        (0, SeatSpec(person_seat(registry))),
+        (0, SeatSpec(person)),
         *enumerate(table),
         (0, scripted_default(registry=registry)),
         *((0, spec) for spec in more),
@@ -86,4 +89,4 @@ def make_offer(
             raise SetupError(f"seat {text}: {exc}") from None
         seats[text] = spec
         descriptions[text] = seat_type.description
-    return Offer(seats, descriptions)
+    return Offer(seats, descriptions, person)
