@@ -911,3 +911,32 @@ def test_a_header_field_out_of_its_format_is_one_error_line_from_every_reader(
     assert out.startswith(f"{paths['file']}:1: ") and says in out and out.count("\n") == 1
     assert _digests(before) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["header.jsonl"]  # no page written
+
+
+# --- issue 30: every seat a page may choose, and the seed, is checked before serve serves ---
+
+SERVE_LAUNCH = [
+    # (serve's arguments, how its one error line starts)
+    (("--seat", "bayes:x"), "seat bayes:x: seat 'bayes' takes no argument (got 'x')"),
+    (("--offer", "pressure,bayes:x"), "seat bayes:x: seat 'bayes' takes no argument (got 'x')"),
+    (("--seat", "claude:nosuch"), "seat claude:nosuch: unknown policy 'nosuch'"),
+    (("--offer", "claude:nosuch"), "seat claude:nosuch: unknown policy 'nosuch'"),
+    # nash, a rung-only seat, at the default 4-seat dice table
+    (("--seat", "nash"), "seat nash: nash plays only on the calibration rungs"),
+    (("--offer", "nash"), "seat nash: nash plays only on the calibration rungs"),
+    # 2**53 = 9007199254740992: one past the largest whole number a page holds exactly
+    (("--seed", "9007199254740992"), "--seed is over 9007199254740991, the largest a page"),
+    (("--seed", "1" + "0" * 299), "--seed is over 9007199254740991, the largest a page"),
+]
+
+
+@pytest.mark.parametrize(
+    "args, start", SERVE_LAUNCH, ids=[" ".join(a)[:30] for a, _ in SERVE_LAUNCH]
+)
+def test_a_seat_or_seed_serve_would_take_from_a_page_is_refused_before_it_serves(
+    args, start, capsys
+):
+    # Accepted, serve would serve until the row's time is up: run_cli fails it then.
+    code, out, err = run_cli(["serve", "--port", "0", *args], capsys, process=True)
+    assert (code, out) == (2, "")
+    assert err.startswith(f"arena: error: {start}") and err.count("\n") == 1, err
