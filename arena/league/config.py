@@ -177,9 +177,10 @@ class LeagueSpec:
             raise LeagueError(f"entrant {twice[0]!r} is listed twice")
         if not self.entrants:
             raise LeagueError("a league needs at least one entrant")
-        for name in ("seed", "tables", "concurrency", "target_ci"):
-            if getattr(self, name) is not None:
-                SETTINGS[name].check(getattr(self, name), name)
+        for name in ("seed", "tables", "concurrency"):
+            SETTINGS[name].check(getattr(self, name), name)
+        if self.target_ci is not None:  # none: play every table
+            SETTINGS["target_ci"].check(self.target_ci, "target_ci")
         if self.target_ci is not None and self.schedule != "balanced":
             raise LeagueError("target_ci plays rounds of a balanced schedule")
         if self.separate and self.target_ci is None:
