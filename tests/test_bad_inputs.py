@@ -940,3 +940,23 @@ def test_a_seat_or_seed_serve_would_take_from_a_page_is_refused_before_it_serves
     code, out, err = run_cli(["serve", "--port", "0", *args], capsys, process=True)
     assert (code, out) == (2, "")
     assert err.startswith(f"arena: error: {start}") and err.count("\n") == 1, err
+
+
+@pytest.mark.parametrize("rate", ["nan", "inf", "-1.0"])
+def test_a_league_files_price_that_is_not_a_finite_amount_is_refused(rate, tmp_path, capsys):
+    """A NaN rate would make every cost NaN, and NaN never trips a budget."""
+    league = tmp_path / "league.toml"
+    league.write_text(
+        '[league]\nbudget_usd = 1.0\n[entrants]\nb = "bayes"\nr = "random"\n'
+        'c = { seat = "claude", policy = "honest", model = "claude-haiku-4-5" }\n'
+        f'[prices."claude-haiku-4-5"]\ninput = {rate}\n'
+    )
+    code, out, err = run_cli(
+        ["league", "run", str(league), "--db", str(tmp_path / "l")], capsys, False
+    )
+    assert (code, out) == (2, "")
+    assert err == (
+        f"arena: error: {league}: [prices.'claude-haiku-4-5']: input must be a finite number"
+        f" >= 0, got {rate}\n"
+    )
+    assert sorted(tmp_path.iterdir()) == [league]

@@ -329,9 +329,8 @@ def league_from_mapping(
     prices = {}
     for model, rates in _section(data, "prices").items():
         _known(rates, f"[prices.{model!r}]", tuple(RATE_KEYS))
-        for kind, rate in rates.items():
-            if not isinstance(rate, (int, float)) or isinstance(rate, bool) or rate < 0:
-                raise LeagueError(f"[prices.{model!r}]: {kind} must be a number >= 0, got {rate!r}")
+        for kind, rate in rates.items():  # a NaN price would make every cost NaN
+            Number(whole=False, low=0).check(rate, f"[prices.{model!r}]: {kind}")
         prices[model] = override(model, rates)
     for key, (low, high) in TABLE_RANGES.items():
         if key in table:
