@@ -105,8 +105,8 @@ def test_a_league_file_override_replaces_only_the_rates_it_names_and_says_so():
 @pytest.mark.parametrize(
     "rates, message",
     [
-        ({"output": "cheap"}, r"\[prices.'m'\]: output must be a number >= 0, got 'cheap'"),
-        ({"input": -1.0}, r"input must be a number >= 0, got -1.0"),
+        ({"output": "cheap"}, r"\[prices.'m'\]: output must be a finite number >= 0, got 'cheap'"),
+        ({"input": -1.0}, r"input must be a finite number >= 0, got -1.0"),
         ({"cache_write_5m": 1.0}, r"unknown key 'cache_write_5m'"),
     ],
 )
