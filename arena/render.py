@@ -14,7 +14,7 @@ from typing import Any
 
 import attrs
 
-from arena.results import Results
+from arena.results import Results, SeatResult
 from arena.terminal_text import printable
 
 
@@ -151,28 +151,63 @@ class Narrator:
         return f"deal {self._deal:>3}  {text}"
 
 
-def settled_lines(records: list[dict[str, Any]]) -> list[str]:
-    """How a saved episode ended: each seat's points and score, then the flags in its tail."""
-    seats = records[0]["seats"]
-    result = next((r for r in records if r["type"] == "result"), None)
-    if result is None:
+def settled_lines(records: Sequence[dict[str, Any]]) -> list[str]:
+    """How a saved episode ended: the results table ``arena play`` printed at its end
+    (:func:`results_lines`, from :func:`logged_results`), then the flags in its tail."""
+    results = logged_results(records)
+    if results is None:
         deals = sum(r["type"] == "deal" for r in records)
         return [f"no result line: the episode stops after {deals} deal(s)"]
-    policies = [printable(seat["policy"]) for seat in seats]
-    width = max(map(len, policies))
-    lines = [f"{printable(result['status'])}, {result['dealsPlayed']} deals"]
-    lines += [
-        f"  s{seat['slot']}  {policy:<{width}}  points {points:+d}  score {score:.3f}"
-        for seat, policy, points, score in zip(
-            seats, policies, result["points"], result["score"], strict=True
-        )
-    ]
-    lines += [
+    flags = [
         f"audit flag ({r['reporter']}): {json.dumps(r['flag'], sort_keys=True)}"
         for r in records
         if r["type"] == "audit"
     ]
-    return lines
+    return ["", *results_lines(results), *flags]
+
+
+def logged_results(records: Sequence[dict[str, Any]]) -> Results | None:
+    """The results a saved log holds (``None`` without a ``result`` line): the result
+    line's points and scores, and each seat's rule-11 counts from the lines, as the engine
+    tallied them: a decision is a move the seat was asked for (every bid, every challenge
+    the cap did not force, a fallback's included), a fallback a move marked so, a rejection
+    or a fault a line of its own. A log does not say whether a policy stood in for a seat,
+    so no seat is marked as one."""
+    result = next((r for r in records if r["type"] == "result"), None)
+    if result is None:
+        return None
+    header = records[0]
+    counts = {field: [0] * len(header["seats"]) for field in _TALLIES}
+    for record in records:
+        kind = record["type"]
+        if kind == "bid" or (kind == "challenge" and not record["forced"]):
+            counts["decisions"][record["slot"]] += 1
+            counts["fallbacks"][record["slot"]] += record["fallback"]
+        elif kind == "rejected":
+            counts["rejected"][record["slot"]] += 1
+        elif kind == "fault":
+            counts["faults"][record["slot"]] += 1
+    seats = tuple(
+        SeatResult(
+            slot=seat["slot"],
+            policy=seat["policy"],
+            points=result["points"][slot],
+            score=result["score"][slot],
+            **{field: counted[slot] for field, counted in counts.items()},
+        )
+        for slot, seat in enumerate(header["seats"])
+    )
+    return Results(
+        seed=header["seed"],
+        mode=header["mode"],
+        status=result["status"],
+        deals_played=result["dealsPlayed"],
+        seats=seats,
+    )
+
+
+_TALLIES = ("decisions", "rejected", "fallbacks", "faults")
+"""The :class:`~arena.results.SeatResult` fields :func:`logged_results` counts from the lines."""
 
 
 RESULTS_COLUMNS = ("slot", "policy", "points", "score", "asked", "rejected", "fallback", "fault")

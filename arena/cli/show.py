@@ -1,4 +1,5 @@
-"""``arena show LOG``: a saved episode printed as ``arena play`` prints one."""
+"""``arena show LOG``: a saved episode printed as ``arena play`` prints one: its deals, then
+the same results table (:mod:`arena.render`), then any audit flags in the log's tail."""
 
 from __future__ import annotations
 
