@@ -34,11 +34,14 @@ def test_show_prints_the_hand_worked_deal(tmp_path, capsys):
         "          hands  s0 6 6 1 2 3 | s1 6 2 2 4 5 | s2 3 3 3 1 4 | s3 5 5 6 6 6",
         # Only what the table saw: the published line, never the raw words or the notes.
         "          s1 says: SEVENS, TRUST ME",
-        "complete, 1 deals",
-        "  s0  bayes  points +0  score 0.500",
-        "  s1  bayes  points -1  score 0.000",
-        "  s2  bayes  points +1  score 1.000",
-        "  s3  bayes  points +0  score 0.500",
+        "",
+        "dice seed 0: complete, 1 deals",
+        "  slot  policy  points  score  asked  rejected  fallback  fault",
+        "  ----  ------  ------  -----  -----  --------  --------  -----",
+        "     0  bayes       +0  0.500      1         0         0      0",
+        "     1  bayes       -1  0.000      1         0         0      0",
+        "     2  bayes       +1  1.000      1         0         0      0",
+        "     3  bayes       +0  0.500      0         0         0      0",
     ]
 
 
@@ -73,9 +76,8 @@ def test_show_prints_a_saved_log_as_play_printed_it(tmp_path, capsys):
     played = capsys.readouterr().out.splitlines()
     assert main(["show", str(log)]) == 0
     shown = capsys.readouterr().out.splitlines()
-    deal_part = [line for line in shown if line.startswith(("deal ", "   "))]
-    assert sum(line.startswith("deal ") for line in deal_part) == 12
-    assert played[: len(deal_part)] == deal_part
+    assert sum(line.startswith("deal ") for line in shown) == 12
+    assert shown == played
 
 
 def test_every_challenge_reveals_the_hands_it_was_settled_on(tmp_path, capsys):
