@@ -327,7 +327,8 @@ def test_talk_and_names_reach_the_terminal_escaped():
     )
     assert printable(HOSTILE) == expected
     records = [
-        {"type": "episode", "handSize": 1, "seats": [{"slot": 0, "policy": HOSTILE}] * 2},
+        {"type": "episode", "seed": 0, "mode": "dice", "handSize": 1,
+         "seats": [{"slot": 0, "policy": HOSTILE}] * 2},
         {"type": "deal", "deal": 0, "opener": 0, "hands": [[1], [2]]},
         {"type": "bid", "deal": 0, "slot": 0, "quantity": 1, "face": 2, "fallback": False,
          "say": HOSTILE, "published": HOSTILE, "notes": None},
@@ -339,7 +340,7 @@ def test_talk_and_names_reach_the_terminal_escaped():
     ]  # fmt: skip
     lines = [*deal_lines(records, every_decision=True), *settled_lines(records)]
     assert f"          s0 says: {expected}" in lines
-    assert "  s0  " + expected + "  points +1  score 1.000" in lines
+    assert "     0  " + expected + "      +1  1.000      1         0         0      0" in lines
     assert not any(_SHOWN_RAW.search(line) for line in lines)
 
 
