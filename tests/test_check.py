@@ -21,10 +21,13 @@ import pytest
 from episode_strategies import Ending, ended_requests, requests
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from plugins_for_tests.harness import plugged
 
+from arena import hookimpl
 from arena.check import check_results, distinct_episodes, load_checked, verify
 from arena.cli import main
 from arena.eventlog import LogError
+from arena.modes import Mode
 from arena.runner import EpisodeRequest, run_episode
 from arena.seats import SeatSpec
 
@@ -830,3 +833,32 @@ def test_a_mid_deal_end_that_is_not_a_quit_is_refused(quit_records, host, status
     assert expected in violations[0].message
     # 'complete' is also wrong on the count: fewer than 8 deals were played (rule 9).
     assert [v.rule for v in violations[1:]] == (["rule 9"] if status == "complete" else [])
+
+
+class _WidestMode:
+    """A plugin registering the widest mode a writer may make: 64 symbols, hands of 64."""
+
+    WIDEST = Mode(name="widest", symbols=tuple(range(64)), hand_size=64)
+
+    @hookimpl
+    def register_modes(self, register):
+        register(self.WIDEST)
+
+
+def test_the_widest_mode_a_writer_makes_passes_and_one_wider_is_not_made(tmp_path):
+    # The header's ranges are the engines' own: a mode of 64 symbols and hands of 64 is
+    # played and its log passes every check; a 65th symbol or die is refused when the
+    # mode is declared, so no log of one is ever written.
+    with plugged(_WidestMode(), "widest") as (host, info):
+        assert info.broken is None, info.broken
+        request = EpisodeRequest(
+            mode="widest", seats=2, deals=2, seat_specs=(SeatSpec.parse("random"),) * 2
+        )
+        _, records = run_episode(host, request, log_path=tmp_path / "w.jsonl", environ={})
+        assert records[0]["handSize"] == 64 and len(records[0]["symbols"]) == 64
+        assert verify(records, registry=host.registry) == []
+        assert load_checked(tmp_path / "w.jsonl", registry=host.registry) == records
+    with pytest.raises(ValueError, match="hand size must be 1 to 64, got 65"):
+        Mode(name="wider", symbols=(1, 2), hand_size=65)
+    with pytest.raises(ValueError, match="symbols must be 2 to 64 distinct ints"):
+        Mode(name="wider", symbols=tuple(range(65)), hand_size=1)
