@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from messages_server import Fail, MessagesServer, table_player
 
 
 def run(script: str, *, path: Path | None = None) -> subprocess.CompletedProcess:
@@ -173,4 +174,27 @@ def test_a_broken_third_party_plugin_is_one_plain_warning_line(tmp_path, command
     reason = "RuntimeError: broken at import"
     shown = done.stderr.splitlines()
     assert f"arena: warning: plugin skipped (plugin=arena_broken, reason={reason})" in shown
+    assert all(line.startswith("arena: ") for line in shown), done.stderr
+
+
+def test_a_leagues_retried_claude_call_is_one_plain_warning_line(tmp_path):
+    """issue 30: `claude api retry` in a league's worker process was a raw JSON record on
+    the command's stderr. The loopback API answers the first request 529 (overloaded)."""
+    with MessagesServer(table_player()) as server:
+        server.push(Fail(529, "overloaded_error", "Overloaded"))
+        environ = os.environ | {
+            "ANTHROPIC_API_KEY": "loopback",
+            "ANTHROPIC_BASE_URL": server.url,
+            "ARENA_CLAUDE_BACKOFF": "0.01",
+        }
+        done = subprocess.run(
+            [sys.executable, "-m", "arena.cli", "league", "run", "--pool", "claude:honest,bayes",
+             "--tables", "1", "--deals", "1", "--executor", "process", "--workers", "1",
+             "--db", str(tmp_path / "league.sqlite")],
+            env=environ, capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    shown = done.stderr.splitlines()
+    [retry] = [line for line in shown if "claude api retry" in line]
+    assert retry.startswith("arena: warning: claude api retry (attempt=1, error="), retry
     assert all(line.startswith("arena: ") for line in shown), done.stderr
