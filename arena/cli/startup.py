@@ -51,14 +51,15 @@ def arena_arguments() -> list[str] | None:
 
 
 def play_options(arguments: list[str]) -> argparse.Namespace | None:
-    """``-v``, ``--sandbox``, ``--trust`` and ``--seat`` of an ``arena play`` command line
-    that names seats, else ``None``.
+    """``-v``, ``--log-format``, ``--sandbox``, ``--trust`` and ``--seat`` of an ``arena play``
+    command line that names seats, else ``None``.
 
     A first read, for starting the seats' workers; the command's own parse follows
     and judges the options, so a misreading here costs a worker no seat takes.
     """
     first = argparse.ArgumentParser(add_help=False, allow_abbrev=False, exit_on_error=False)
     first.add_argument("-v", "--verbose", action="count", default=0)
+    first.add_argument("--log-format", choices=logconfig.FORMATS)
     first.add_argument("--sandbox")
     first.add_argument("--trust", action="append", default=[])
     first.add_argument("--seat", action="append", default=[])
@@ -77,7 +78,7 @@ def start_play_workers(arguments: list[str]) -> None:
     if options is not None:
         from arena.sandbox import early  # here: only a command line that names seats pays
 
-        logconfig.configure(options.verbose)
+        logconfig.configure(options.verbose, options.log_format)
         early.start(options.seat, options.sandbox, options.trust)
 
 
