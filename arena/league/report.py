@@ -21,6 +21,7 @@ from rich import box
 from rich.table import Table
 
 from arena.audit import run_pooled
+from arena.figures import fixed
 from arena.league.config import league_rounds
 from arena.league.cost import TOKEN_KINDS
 from arena.league.looks import ALPHA, league_alpha, settled
@@ -315,8 +316,8 @@ def report_tables(report: dict[str, Any], source: str) -> list[Table]:
             str(rank),
             cell(row["entrant"]),
             str(row["episodes"]),
-            f"{row['meanScore']:.3f}",
-            f"[{low:.3f}, {high:.3f}]{_marker(row)}",
+            fixed(row["meanScore"], 3),
+            f"[{fixed(low, 3)}, {fixed(high, 3)}]{_marker(row)}",
             f"{row['rating']:.1f}",
             f"{row['points']:+d}",
         )
@@ -336,7 +337,8 @@ def report_tables(report: dict[str, Any], source: str) -> list[Table]:
             line.append(
                 ""
                 if h is None
-                else f"{h['pointsPerDeal']:+.3f}\n[{h['ci95'][0]:+.2f}, {h['ci95'][1]:+.2f}]"
+                else f"{fixed(h['pointsPerDeal'], 3, sign=True)}\n"
+                f"[{fixed(h['ci95'][0], 2, sign=True)}, {fixed(h['ci95'][1], 2, sign=True)}]"
                 + _marker(h)
             )
         duels.add_row(*line)

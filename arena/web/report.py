@@ -29,6 +29,7 @@ import plotly.graph_objects as go
 from plotly.colors import qualitative
 from plotly.offline import get_plotlyjs
 
+from arena.figures import fixed
 from arena.league.cost import TOKEN_KINDS
 from arena.league.report import STOP_REASONS, means_title
 from arena.league.standings import STRAT_T, TOO_FEW, TOO_FEW_NOTE, T
@@ -143,9 +144,16 @@ def _standings(document: dict[str, Any], colours: dict[str, str]) -> dict:
                 "array": [s["ci95"][1] - m for s, m in zip(rows, means, strict=True)],
                 "arrayminus": [m - s["ci95"][0] for s, m in zip(rows, means, strict=True)],
             },
-            customdata=[[*s["ci95"], INTERVAL_METHODS[s["ciMethod"]]] for s in rows],
-            hovertemplate="%{y}: %{x:.3f}, 95% %{customdata[2]}"
-            " [%{customdata[0]:.3f}, %{customdata[1]:.3f}]<extra></extra>",
+            # figures as the arena prints them (never -0.000), not d3's own formatting
+            customdata=[
+                [
+                    *(fixed(v, 3) for v in (*s["ci95"], s["meanScore"])),
+                    INTERVAL_METHODS[s["ciMethod"]],
+                ]
+                for s in rows
+            ],
+            hovertemplate="%{y}: %{customdata[2]}, 95% %{customdata[3]}"
+            " [%{customdata[0]}, %{customdata[1]}]<extra></extra>",
         )
     )
     return _figure(
@@ -198,8 +206,9 @@ def _duels(standings: list[dict], duels: list[dict]) -> dict:
     hover = [
         [
             _label(
-                f"{a} vs {b}: {d['pointsPerDeal']:+.3f} per deal over {d['deals']} deals, "
-                f"95% {INTERVAL_METHODS[d['ciMethod']]} [{d['ci95'][0]:+.3f}, {d['ci95'][1]:+.3f}]"
+                f"{a} vs {b}: {_signed(d['pointsPerDeal'])} per deal over {d['deals']} deals, "
+                f"95% {INTERVAL_METHODS[d['ciMethod']]}"
+                f" [{_signed(d['ci95'][0])}, {_signed(d['ci95'][1])}]"
                 if (d := cells.get((a, b)))
                 else f"{a} and {b} never met"
             )
@@ -425,4 +434,4 @@ def _get(row: dict | None, key: str):
 
 
 def _signed(value: float | None) -> str:
-    return "" if value is None else f"{value:+.3f}"
+    return "" if value is None else fixed(value, 3, sign=True)
