@@ -31,6 +31,7 @@ __all__ = [
     "distinct_episodes",
     "installed_registry",
     "load_checked",
+    "refuse_bad_header",
     "verify",
 ]
 
@@ -54,6 +55,16 @@ def load_checked(
     return records
 
 
+def refuse_bad_header(header: dict[str, Any], source: str | Path, line: int = 1) -> None:
+    """A one-line ``LogError`` (``SOURCE:LINE: RULE: why``) for a header out of its format
+    (:mod:`arena.check.header`): for a reader that does not replay the log, such as an
+    unchecked read or a league's stored logs, before it sizes anything by the header."""
+    problem = header_problem(header)
+    if problem is not None:
+        rule, message = problem
+        raise LogError(f"{source}:{line}: {rule}: {message}")
+
+
 SLOT_KEYS = ("slot", "bidder", "winner", "loser", "opener")
 """The fields that name a seat: a reader indexes its tables by them."""
 BY_SLOT_KEYS = ("hands", "points", "score")
@@ -66,10 +77,7 @@ def _readable(path: str | Path) -> list[dict[str, Any]]:
     range, which would size a reader's tables past memory) is refused in one line."""
     numbered = read_numbered(path)
     line, header = numbered[0]
-    problem = header_problem(header)
-    if problem is not None:
-        rule, message = problem
-        raise LogError(f"{path}:{line}: {rule}: {message}")
+    refuse_bad_header(header, path, line)
     for line, record in numbered:
         problem = _shape_error(record) or _off_the_table(record, header)
         if problem is not None:
