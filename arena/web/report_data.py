@@ -18,6 +18,7 @@ from typing import Any
 import attrs
 
 from arena.audit import logged_episodes, run_pooled
+from arena.check import refuse_bad_header
 from arena.eventlog import LogError, parse_text
 from arena.league.cost import TOKEN_KINDS, seat_tokens
 from arena.league.report import ranking
@@ -55,6 +56,7 @@ def league_episodes(path: str | Path) -> Iterator[Episode]:
         episodes = db.execute("SELECT idx, tbl FROM episodes ORDER BY idx").fetchall()
         for idx, table in episodes:
             records = parse_text(episode_log_text(db, idx), f"{path}: episode {idx}")
+            refuse_bad_header(records[0], f"{path}: episode {idx}")
             yield Episode(idx, table, tuple(slots[idx]), records, f"episode {idx}")
 
 
