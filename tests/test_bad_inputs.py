@@ -26,6 +26,7 @@ import sqlite3
 import subprocess
 import sys
 import tracemalloc
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -960,3 +961,38 @@ def test_a_league_files_price_that_is_not_a_finite_amount_is_refused(rate, tmp_p
         f" >= 0, got {rate}\n"
     )
     assert sorted(tmp_path.iterdir()) == [league]
+
+
+@pytest.mark.parametrize(
+    "field, value, says",
+    [
+        ("handSize", 10**9, "hand size must be 1 to 64, got 1000000000"),
+        ("seats[0].policy", {"name": "bayes"}, "seats[0].policy must be text"),
+    ],
+    ids=["a hand of a billion", "a policy that is an object"],
+)
+def test_a_leagues_stored_log_with_a_header_out_of_its_format_is_one_report_error(
+    field, value, says, made, tmp_path, capsys
+):
+    """issue 30: a league's stored log is a file input too. A header no writer makes in
+    one (a hand of 10**9 hung the report as it did `--unchecked` readers) is refused in
+    one line naming the league file and the episode."""
+    league = tmp_path / made["league"].name
+    league.write_bytes(made["league"].read_bytes())
+    with contextlib.closing(sqlite3.connect(league)) as db, db:
+        idx, stored = db.execute("SELECT idx, log FROM logs ORDER BY idx LIMIT 1").fetchone()
+        header, rest = zlib.decompress(stored).split(b"\n", 1)
+        record = json.loads(header)
+        if field == "seats[0].policy":
+            record["seats"][0]["policy"] = value
+        else:
+            record[field] = value
+        edited = zlib.compress(json.dumps(record).encode() + b"\n" + rest)
+        db.execute("UPDATE logs SET log = ? WHERE idx = ?", (edited, idx))
+    before = _digests([league])
+    code, out, err = run_cli(["report", str(league), "-o", f"{tmp_path}/r.html"], capsys, False)
+    assert (code, out) == (2, "")
+    assert err.startswith(f"arena: error: {league}: episode {idx}:1: ") and says in err, err
+    assert err.count("\n") == 1
+    assert _digests([league]) == before
+    assert not (tmp_path / "r.html").exists()
