@@ -1,17 +1,27 @@
-"""One league-wide limiter for every seat in this process that calls a rate-limited API.
+"""One league-wide limiter for every seat that calls a rate-limited API.
 
 Many tables in flight means many seats calling the API at once. Before each
 request a seat takes a slot here: at most ``max_in_flight`` requests at once,
 at most ``requests_per_minute`` started in any 60 s, and no new request while
 the tokens of the last 60 s are over ``tokens_per_minute`` (tokens are counted
 when the reply reports them). A 429 (or any ``retry-after``) pauses every seat
-until the server's time is up, not just the one that was told: the server
-limits the account, not the call. The limiter only ever delays a request, so
-results do not depend on it. Unlimited until :func:`configure` is called.
+of the league until the server's time is up, not just the one that was told: the
+server limits the account, not the call. The limiter only ever delays a request,
+so results do not depend on it. Unlimited until :func:`configure` is called.
+
+The pause is a deadline kept where every seat of the league reads it before each
+request: a :class:`Pause` in this process for threads; for worker processes a
+:class:`SharedPause`, one double in shared memory that the league hands each worker
+as it starts. A deadline in wall-clock seconds is the whole protocol: extending it
+is one locked max, reading it one load, no process owns or serves it, and a dead
+worker leaves it valid. The slots and windows stay per process (their limits are
+shared out, :meth:`Limits.share`); only the server's "wait" must reach every seat
+at once, since one seat's 429 says the account is over its limit.
 """
 
 from __future__ import annotations
 
+import multiprocessing
 import threading
 import time
 from collections import deque
@@ -40,16 +50,50 @@ class Limits:
         return Limits(*(part(v) for v in attrs.astuple(self)))
 
 
+class Pause:
+    """The league's pause deadline, in wall-clock seconds, kept in this process."""
+
+    def __init__(self) -> None:
+        self._until = 0.0
+        self._lock = threading.Lock()
+
+    def until(self) -> float:
+        return self._until
+
+    def extend(self, until: float) -> None:
+        with self._lock:
+            self._until = max(self._until, until)
+
+
+class SharedPause:
+    """The deadline in shared memory, read and extended by every worker process it is
+    handed to at start (a ``multiprocessing.Value``: spawned workers inherit it)."""
+
+    def __init__(self, context=multiprocessing) -> None:
+        self._value = context.Value("d", 0.0)
+
+    def until(self) -> float:
+        return self._value.value
+
+    def extend(self, until: float) -> None:
+        with self._value.get_lock():
+            self._value.value = max(self._value.value, until)
+
+
 class Limiter:
     def __init__(
-        self, limits: Limits = Limits(), clock: Callable[[], float] = time.monotonic
+        self,
+        limits: Limits = Limits(),
+        clock: Callable[[], float] = time.monotonic,
+        pause: Pause | SharedPause | None = None,
     ) -> None:
         self.limits = limits
         self.clock = clock
+        """Times the windows (monotonic); the pause is wall-clock, shared by processes."""
+        self.paused: Pause | SharedPause = pause or Pause()
         self.in_flight = 0
         self.requests = 0
         self.retries = 0
-        self._paused_until = 0.0
         self._started: deque[float] = deque()
         self._tokens: deque[tuple[float, int]] = deque()
         self._changed = threading.Condition()
@@ -71,9 +115,8 @@ class Limiter:
                 self._changed.notify_all()
 
     def pause(self, seconds: float) -> None:
-        """Hold every new request for ``seconds`` (the server asked us to wait)."""
-        with self._changed:
-            self._paused_until = max(self._paused_until, self.clock() + seconds)
+        """Hold every new request of the league for ``seconds`` (the server asked us to wait)."""
+        self.paused.extend(time.time() + seconds)
 
     def retried(self) -> None:
         with self._changed:
@@ -90,7 +133,7 @@ class Limiter:
             self._started.popleft()
         while self._tokens and self._tokens[0][0] <= now - WINDOW:
             self._tokens.popleft()
-        waits = [self._paused_until - now]
+        waits = [self.paused.until() - time.time()]
         if limits.max_in_flight is not None and self.in_flight >= limits.max_in_flight:
             waits.append(0.05)  # until a slot frees: notify_all wakes us sooner
         if limits.requests_per_minute and len(self._started) >= limits.requests_per_minute:
@@ -105,8 +148,11 @@ LIMITER = Limiter()
 """The process's limiter; the league configures it, the client uses it."""
 
 
-def configure(limits: Limits) -> None:
-    """Set this process's limits (a league does, before its tables start)."""
+def configure(limits: Limits, pause: Pause | SharedPause | None = None) -> None:
+    """Set this process's limits and, in a league's worker, the league's pause (a league
+    does, before its tables start)."""
     with LIMITER._changed:
         LIMITER.limits = limits
+        if pause is not None:
+            LIMITER.paused = pause
         LIMITER._changed.notify_all()

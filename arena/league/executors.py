@@ -49,7 +49,7 @@ from arena import logs
 from arena.league.config import LeagueError
 from arena.league.schedule import Fixture
 from arena.league.store import challenge_points, compress_log, results_text
-from arena.limits import Limits
+from arena.limits import Limits, SharedPause
 from arena.loopback import is_loopback
 from arena.plugins import PluginHost, load
 from arena.runner import run_episode
@@ -170,6 +170,8 @@ class Processes:
         self.slots = workers
         self.context = multiprocessing.get_context("spawn")
         self.limits = limits.share(workers)
+        self.pause = SharedPause(self.context)
+        """Every worker's 429 pause (:mod:`arena.limits`)."""
         self.workers: dict[Connection, Any] = {}
         self.queued: dict[Connection, deque[Fixture]] = {}
         self.restarts: dict[int, int] = {}
@@ -181,7 +183,9 @@ class Processes:
         """A new worker process, sent ``fixtures`` to play in order."""
         mine, theirs = self.context.Pipe()
         process = self.context.Process(
-            target=_process_worker, args=(theirs, self.limits, logs.settings()), daemon=True
+            target=_process_worker,
+            args=(theirs, self.limits, self.pause, logs.settings()),
+            daemon=True,
         )
         # Workers start with Ctrl-C ignored (an ignored signal stays ignored through exec),
         # so a Ctrl-C while they start prints nothing from them either.
@@ -245,13 +249,15 @@ class Processes:
             process.join(timeout=2)
 
 
-def _process_worker(conn: Connection, limits: Limits, log_settings: logs.Settings | None) -> None:
+def _process_worker(
+    conn: Connection, limits: Limits, pause: SharedPause, log_settings: logs.Settings | None
+) -> None:
     """A process executor's worker: Ctrl-C is the parent's to handle, then it kills us. It
     logs as its parent does (structlog's defaults would print to the parent's stdout)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if log_settings is not None:
         logs.configure(log_settings)
-    limiter.configure(limits)
+    limiter.configure(limits, pause)
     host = load()
     while True:
         try:
