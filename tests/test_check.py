@@ -627,8 +627,10 @@ def test_no_edit_makes_the_checker_crash(dice_records, host, data):
         records[i][key] = data.draw(JSON_VALUES, label="value")
     violations = verify(records, registry=host.registry)
     assert all(0 <= v.line <= len(records) for v in violations)
-    if i == 0 and records[0] != dice_records[0] and key not in ("talk", "seats"):
-        assert violations  # every header field but talk is checked or derives the rest
+    if i == 0 and records[0] != dice_records[0] and key not in ("talk", "seats", "provenance"):
+        # every header field but talk is checked or derives the rest; another policy name,
+        # or a null provenance (as a table built without the plugin host writes), is sound
+        assert violations
 
 
 def test_violations_name_the_files_own_line_numbers_across_blank_lines(dice_records, tmp_path):
