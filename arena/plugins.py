@@ -139,7 +139,7 @@ class PluginHost:
                 if impl.plugin_name == name:
                     register = self._registrar(hook_name, name, provenance, registered)
                     impl.function(register=register)
-                    tampering = found.tampering(self.registry, registered)
+                    tampering = found.tampering(self.registry, name, registered)
                     if tampering:
                         raise RegistryTampered(
                             f"{hook_name} changed the registry outside register(): {tampering}"

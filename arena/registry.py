@@ -308,29 +308,35 @@ class Checkpoint:
     """The registry's tables as a plugin found them: what its hooks may only add to, and
     only through ``register``, and what they are put back to if the plugin is refused."""
 
-    tables: dict[str, tuple[dict, dict]]
-    """Per table attribute: the table itself, and a copy of what it held."""
+    tables: dict[str, tuple[dict, dict[str, tuple[Any, str]]]]
+    """Per table attribute: the table itself, and what it held, each entry with the plugin
+    it was from (an entry relabelled in place is the same object with another source)."""
 
     @classmethod
     def of(cls, registry: Registry) -> Checkpoint:
+        tables = {attr: getattr(registry, attr) for attr in TABLES}
         return cls(
-            {attr: (getattr(registry, attr), dict(getattr(registry, attr))) for attr in TABLES}
+            {
+                attr: (table, {name: (value, source_of(value)) for name, value in table.items()})
+                for attr, table in tables.items()
+            }
         )
 
     def tampering(
-        self, registry: Registry, registered: Mapping[tuple[str, str], Any]
+        self, registry: Registry, source: str, registered: Mapping[tuple[str, str], Any]
     ) -> str | None:
-        """The first change to the tables besides the ``registered`` entries (keyed by table
-        attribute and name), in words, or ``None``."""
+        """The first change to the tables besides the entries plugin ``source`` has
+        ``registered`` (keyed by table attribute and name), in words, or ``None``."""
         for attr, label in TABLES.items():
             table, before = self.tables[attr]
             if getattr(registry, attr) is not table:
                 return f"replaced the {label} table"
             own = {name for kind, name in registered if kind == attr}
-            expected = before | {name: registered[attr, name] for name in own}
+            expected = before | {name: (registered[attr, name], source) for name in own}
             for name in sorted(expected.keys() | table.keys(), key=str):
-                found, wanted = table.get(name, _ABSENT), expected.get(name, _ABSENT)
-                if found is wanted:
+                found = table.get(name, _ABSENT)
+                wanted, wanted_source = expected.get(name, (_ABSENT, None))
+                if found is wanted and (found is _ABSENT or source_of(found) == wanted_source):
                     continue
                 if wanted is _ABSENT:
                     return f"{label} {name!r} added without register()"
@@ -343,7 +349,7 @@ class Checkpoint:
     def restore(self, registry: Registry) -> None:
         for attr, (table, before) in self.tables.items():
             table.clear()
-            table.update(before)
+            table.update({name: value for name, (value, _) in before.items()})
             setattr(registry, attr, table)
 
 

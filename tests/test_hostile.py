@@ -447,6 +447,18 @@ def register_seats(register):
     seats = registry_of(register).seats
     seats["it"] = attrs.evolve(seats["it"], source="scripted")
 """,
+    "arena_overwrites": """
+from arena import hookimpl
+from arena_plugins.scripted import bayes
+from arena_tampering import registry_of
+
+
+@hookimpl
+def register_seats(register):
+    # the same object, relabelled in place past attrs' frozen guard
+    register("same", bayes)
+    object.__setattr__(registry_of(register).seats["same"], "source", "scripted")
+""",
     "arena_swaps": """
 from arena import hookimpl
 from arena_plugins.scripted import bayes
@@ -483,13 +495,14 @@ TAMPERED = "RegistryTampered: register_seats changed the registry outside regist
 
 @pytest.fixture
 def tampering_site(tmp_path) -> Path:
-    """``arena-tampers``: three entry points whose register_seats hooks tamper with the
+    """``arena-tampers``: four entry points whose register_seats hooks tamper with the
     registry their callback writes to (a helper module beside them finds it)."""
     site = tmp_path / "site"
     site.mkdir()
     tmp_path.chmod(0o755)  # as root, the sandbox's workers run as another uid
     site.chmod(0o755)
-    points = {"relabels": "arena_relabels", "swaps": "arena_swaps", "removes": "arena_removes"}
+    points = {"relabels": "arena_relabels", "overwrites": "arena_overwrites"}
+    points |= {"swaps": "arena_swaps", "removes": "arena_removes"}
     installs.install(site, "arena-tampers", TAMPERING, points)
     return site
 
@@ -510,8 +523,10 @@ def test_a_hook_that_tampers_with_its_workers_registry_is_refused_by_name(
     assert done.returncode == 0, done.stderr
     rows = {row["name"]: row for row in json.loads(done.stdout)}
     assert rows["relabels"]["broken"] == TAMPERED + "its seat 'it' replaced or relabelled"
+    assert rows["overwrites"]["broken"] == TAMPERED + "its seat 'same' replaced or relabelled"
     assert rows["swaps"]["broken"] == TAMPERED + "replaced the seat table"
-    assert (rows["relabels"]["dropped"], rows["swaps"]["dropped"]) == (["it"], ["also"])
+    dropped = [rows[name]["dropped"] for name in ("relabels", "overwrites", "swaps")]
+    assert dropped == [["it"], ["same"], ["also"]]
     # In its worker there is no 'pressure' to remove: that hook changed nothing there.
     assert (rows["removes"]["broken"], rows["removes"]["isolation"]) == (None, isolation)
     listing = arena_with(tampering_site, "plugins", sandbox=isolation).stdout
@@ -538,11 +553,12 @@ def test_a_trusted_hook_that_tampers_is_refused_and_the_registry_put_back(
     )
     broken = {info.name: info.broken for info in host.plugins if info.trust == "trusted"}
     assert broken == {
+        "overwrites": TAMPERED + "its seat 'same' replaced or relabelled",
         "relabels": TAMPERED + "its seat 'it' replaced or relabelled",
         "removes": TAMPERED + "another plugin's seat 'pressure' removed",
         "swaps": TAMPERED + "replaced the seat table",
     }
     assert host.registry.seat("pressure").provenance["distribution"] == "liars-arena"
-    assert not {"it", "also", "third"} & set(host.registry.seats)
+    assert not {"it", "same", "also", "third"} & set(host.registry.seats)
     with pytest.raises(UnknownName, match="^seat 'third' is unavailable: plugin 'removes' was"):
         host.registry.seat("third")
