@@ -97,10 +97,11 @@ def _seat_entries(items) -> tuple[SeatEntry, ...]:
     :func:`_tuple` keeps one, for the check to name."""
     if not isinstance(items, (list, tuple)):
         return items
-    return tuple(SeatEntry(**x) if _is_seat_record(x) else x for x in items)
+    return tuple(SeatEntry(**x) if is_seat_record(x) else x for x in items)
 
 
-def _is_seat_record(value: Any) -> bool:
+def is_seat_record(value: Any) -> bool:
+    """Whether a header's seat entry is ``{"slot": ..., "policy": ...}``, of any values."""
     return isinstance(value, dict) and value.keys() == attrs.fields_dict(SeatEntry).keys()
 
 

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from arena.engine import EpisodeConfig
-from arena.events import READABLE_LOG_VERSIONS
+from arena.events import READABLE_LOG_VERSIONS, is_seat_record
 from arena.modes import from_header
 from arena.rules import TableRules
 from arena.sandbox.policy import ISOLATIONS
@@ -48,12 +48,12 @@ def _is_bool(value: Any) -> bool:
     return isinstance(value, bool)
 
 
-def _is_seat(entry: Any) -> bool:
-    return isinstance(entry, dict) and entry.keys() == {"slot", "policy"}
-
-
 def _is_object(value: Any) -> bool:
     return isinstance(value, dict)
+
+
+def _is_list(value: Any) -> bool:
+    return isinstance(value, list)
 
 
 _FIELDS: dict[str, tuple[str, Callable[[Any], bool]]] = {
@@ -62,7 +62,7 @@ _FIELDS: dict[str, tuple[str, Callable[[Any], bool]]] = {
     "mode": ("text", _is_text),
     "symbols": ("a list of integers", is_int_list),
     "handSize": ("an integer", is_int),
-    "seats": ("a list", lambda value: isinstance(value, list)),
+    "seats": ("a list", _is_list),
     "tableOrder": ("a list of integers", is_int_list),
     "deals": ("an integer", is_int),
     "maxBidsPerDeal": ("an integer", is_int),
@@ -99,7 +99,7 @@ def _type_problem(header: dict[str, Any]) -> str | None:
             return f"{key} must be {kind}, got {_shown(header[key])}"
     for index, entry in enumerate(header.get("seats", ())):
         where = f"seats[{index}]"
-        if not _is_seat(entry):
+        if not is_seat_record(entry):
             return f'{where} must be {{"slot": INTEGER, "policy": TEXT}}, got {_shown(entry)}'
         if not is_int(entry["slot"]):
             return f"{where}.slot must be an integer, got {_shown(entry['slot'])}"
@@ -115,7 +115,7 @@ def _provenance_type_problem(provenance: dict[str, Any] | None) -> str | None:
         return None
     if provenance.keys() != {"seats", "filters", "reporters"}:
         return f"provenance must hold seats, filters and reporters, got {_shown(provenance)}"
-    if not isinstance(provenance["seats"], list):
+    if not _is_list(provenance["seats"]):
         return f"provenance.seats must be a list, got {_shown(provenance['seats'])}"
     entries = [(f"provenance.seats[{i}]", p) for i, p in enumerate(provenance["seats"])]
     for kind in ("filters", "reporters"):
