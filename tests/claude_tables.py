@@ -14,6 +14,7 @@ from referee import replay
 from arena import seeding
 from arena.runner import EpisodeRequest, run_episode
 from arena.seats import SeatSpec
+from arena_plugins.claude.lookup import forget_answers
 
 FOUR_CLAUDES = ("claude:honest", "claude:bluffer", "claude:tracker", "claude:policies/honest.md")
 CLOSED_LOOPBACK = "http://127.0.0.1:9"
@@ -35,10 +36,12 @@ CLAUDE_ENV = (
 def offline(monkeypatch):
     """No key and a closed loopback port unless a test serves the API itself.
 
-    Also structlog's defaults: a CLI test elsewhere may have left it printing to a
-    captured stderr that is closed by now, and the seat logs each retry.
+    Also no model's rules kept from an earlier test, and structlog's defaults: a CLI test
+    elsewhere may have left it printing to a captured stderr that is closed by now, and the
+    seat logs each retry.
     """
     structlog.reset_defaults()
+    forget_answers()  # a loopback API on a port an earlier test used is another API
     for name in CLAUDE_ENV:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("ANTHROPIC_BASE_URL", CLOSED_LOOPBACK)

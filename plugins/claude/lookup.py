@@ -52,6 +52,14 @@ def model_rules(client: anthropic.Anthropic, model: str) -> ModelRules:
     return answer
 
 
+def forget_answers() -> None:
+    """Drop every kept answer, so the next seat asks again: a process that outlives a
+    model's lifecycle change (a long ``arena serve``), or a test whose loopback API is on a
+    port an earlier one used."""
+    with _LOCK:
+        _ANSWERS.clear()
+
+
 def _ask(client: anthropic.Anthropic, model: str) -> ModelRules | str:
     try:
         info = client.models.retrieve(model)
