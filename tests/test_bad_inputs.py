@@ -694,6 +694,15 @@ def test_a_bad_input_is_one_error_line(case, made, tmp_path, capsys):
     assert _digests(before) == before, "an input file changed"
 
 
+# --- issue 30: rows whose tests live beside what they test ----------------------------------
+# - `arena play --json > /dev/full`, and every other command that prints, with stdout full,
+#   on a closed terminal (EIO), closed, or a pipe whose reader left: tests/test_output_errors.py
+# - a plugin whose register_seats hook tampers with its worker's registry, listed healthy and
+#   its seat "unknown": tests/test_hostile.py (test_a_hook_that_tampers_...)
+# - raw structlog JSON lines on stderr from a broken plugin or a league's API retry:
+#   tests/test_logs.py
+
+
 # --- issue 30: every number in a league file is checked as its flag is ----------------------
 
 LEAGUE_NUMBERS = [
