@@ -234,6 +234,21 @@ def test_joining_without_the_token_setting_is_one_line(tmp_path, cluster):
     assert stored(tmp_path / "x.sqlite") == 0
 
 
+def test_an_address_where_nothing_listens_is_one_line_within_30_s(tmp_path):
+    """Ray retried such a join for 13 min 47 s, then blamed token authentication. Without
+    ``--executor``, ``--address`` runs the league on Ray: the address is applied."""
+    address = f"127.0.0.1:{free_port()}"
+    started = time.monotonic()
+    ran = arena("league", "run", *POOL, "--db", str(tmp_path / "x.sqlite"), "--address", address)
+    assert time.monotonic() - started < 30
+    assert (ran.returncode, ran.stderr) == (
+        1,
+        f"arena: error: cannot join the Ray cluster at {address}: nothing answers there"
+        " (Connection refused)\n",
+    )
+    assert stored(tmp_path / "x.sqlite") == 0
+
+
 def _ended(proc: subprocess.Popen) -> str:
     """What a league that should still be playing said, if it has ended."""
     if proc.poll() is None:

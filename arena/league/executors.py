@@ -38,6 +38,7 @@ import os
 import queue
 import re
 import signal
+import socket
 import threading
 from collections import deque
 from collections.abc import Iterator
@@ -66,6 +67,8 @@ EXECUTOR_FLAGS = {
 """The ``league run`` flags each executor applies (``--workers`` and ``--concurrency`` both
 name the process executor's worker count); any other is refused, never dropped."""
 RETRIES = 3
+PROBE_SECONDS = 5.0
+"""How long a TCP connect to a Ray cluster's address may take before it counts as silent."""
 """Times a table is played again after its worker died under it, before the league stops."""
 SEAT_ENVIRON = ("ANTHROPIC_", "ARENA_", "PLAYER_")
 Played = tuple[Fixture, dict[str, Any], str, bytes, dict[tuple[int, int], int]]
@@ -282,6 +285,7 @@ class Ray:
 
     def __init__(self, capacity: int, limits: Limits, address: str | None = None):
         if address:
+            _check_answers(address)
             _quiet_ray()
         try:
             import ray
@@ -372,6 +376,22 @@ def _on_loopback(address: str | None) -> bool:
     """Whether the driver's node belongs on 127.0.0.1: a private instance, or a cluster
     joined at a loopback address (``auto`` joins this machine's cluster, which may not be)."""
     return not address or is_loopback(address.rpartition(":")[0].strip("[]"))
+
+
+def _check_answers(address: str) -> None:
+    """Refuse a ``HOST:PORT`` where nothing answers in one line, within seconds: Ray
+    retries such a join for minutes (13 min 47 s, then an error about token
+    authentication). ``auto`` and ``ray://`` addresses are Ray's to resolve."""
+    host, _, port = address.rpartition(":")
+    if not port.isdigit() or "//" in host:
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=PROBE_SECONDS).close()
+    except OSError as exc:
+        raise ExecutorFailed(
+            f"cannot join the Ray cluster at {address}: nothing answers there"
+            f" ({exc.strerror or exc})"
+        ) from None
 
 
 def _quiet_ray() -> None:
