@@ -224,6 +224,13 @@ def relabelled_mode(records):
     return records, 1, "header", "symbols [1, 2, 3, 4, 5, 6] are not mode poker's"
 
 
+def wild_rules_on_a_dice_header(records):
+    # A reader that counts by the header (the soft-play audit) would count ones as wild:
+    # the header's rules must be its mode's, as the symbols and hand size must.
+    records[0].update(wild=1, raiseRule="wild-ones")
+    return records, 1, "header", "'raise_rule': 'wild-ones'} are not mode dice's"
+
+
 def unforced_at_the_cap(records):
     i = first(records, lambda r: r["type"] == "challenge" and r["forced"])
     records[i]["forced"] = False
@@ -293,6 +300,7 @@ TAMPERED = [
     cut_mid_deal,
     result_removed,
     relabelled_mode,
+    wild_rules_on_a_dice_header,
     forced_flag_flipped,
     unforced_at_the_cap,
     cap_lowered_in_header,

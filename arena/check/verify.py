@@ -22,6 +22,7 @@ import attrs
 
 from arena.actions import Bid, Challenge
 from arena.check.header import header_problem, is_int, is_int_list
+from arena.modes import from_header
 from arena.plugins import Registry, UnknownName, load
 from arena.rules import TableRules
 from arena.turns import QUIT, DealState, EpisodeState
@@ -211,6 +212,11 @@ class _Verifier:
         if record["handSize"] != mode.hand_size:
             self._flag(
                 "header", f"handSize {record['handSize']}, mode {mode.name} deals {mode.hand_size}"
+            )
+        logged_rules = from_header(record).header_fields()
+        if logged_rules != mode.header_fields():  # what readers of the header count by
+            self._flag(
+                "header", f"rules {logged_rules} are not mode {mode.name}'s {mode.header_fields()}"
             )
         self.state = EpisodeState(self.rules, self.seed, self.deals)
         self.order = self.state.order
