@@ -69,11 +69,14 @@ def pocock_constant(ends: tuple[int, ...], alpha: float = ALPHA) -> float:
         return float(stats.norm.ppf(1 - alpha / 2))
     n = np.asarray(ends, dtype=float)
     correlation = np.sqrt(np.minimum.outer(n, n) / np.maximum.outer(n, n))
-    # seeded: the integral is quasi-Monte Carlo, and the same looks must give the same level
-    looks = stats.multivariate_normal(np.zeros(len(n)), correlation, seed=0, abseps=PRECISION)
+    # seeded: the integral is quasi-Monte Carlo, and the same looks must give the same level.
+    # A seeded generator, not a frozen distribution: scipy before 1.16 takes no abseps there
+    normal = type(stats.multivariate_normal)(seed=0)
 
     def inside(c: float) -> float:
-        return looks.cdf(np.full(len(n), c), lower_limit=np.full(len(n), -c)) - (1 - alpha)
+        box = np.full(len(n), c)
+        chance = normal.cdf(box, np.zeros(len(n)), correlation, abseps=PRECISION, lower_limit=-box)
+        return chance - (1 - alpha)
 
     # between one look's constant and Bonferroni's (which the correlation only lowers)
     low, high = stats.norm.ppf([1 - alpha / 2, 1 - alpha / (2 * len(n))])
