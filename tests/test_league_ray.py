@@ -283,6 +283,57 @@ def test_a_worker_killed_on_the_second_node_does_not_stop_the_league(
     assert indexes(db) == list(range(EPISODES))
 
 
+def test_a_head_killed_mid_league_is_one_line_and_the_same_command_resumes(tmp_path, serial_slow):
+    """kill -9 of every process of the head (its own one-node cluster here): Ray's driver
+    waited 60 s, then ended with its C++ log line. Now one line within seconds, saying how
+    the league resumes; the same command against a head started again at the same
+    address finishes with serial's standings, every episode stored once."""
+    head_dir = tempfile.mkdtemp(prefix="rayk", dir="/tmp")
+    token_env = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(16)}
+    port = free_port()
+    address = f"127.0.0.1:{port}"
+    db = tmp_path / "head.sqlite"
+    head = ["--head", "--port", str(port), "--include-dashboard", "false"]
+    league = [*SLOW, "--executor", "ray", "--address", address, "--concurrency", "2"]
+    env = without_ray_env() | token_env
+    nodes = [ray_start(head_dir, os.environ | token_env, *head)]
+    try:
+        wait_for_raylets([head_dir], nodes)
+        proc = league_process(db, *league, env=env)
+        try:
+            deadline = time.monotonic() + 120
+            while stored(db) < 3 and proc.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert stored(db) >= 3, _ended(proc)
+            for pid in processes_using(head_dir):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            killed = time.monotonic()
+            _, err = proc.communicate(timeout=120)
+        finally:
+            proc.kill()
+        assert time.monotonic() - killed < 30
+        assert proc.returncode == 1
+        assert err.splitlines()[-1] == (
+            f"arena: error: lost the Ray cluster's head at {address}: nothing answers there"
+            " (Connection refused); the stored episodes are kept: run the same command again"
+            " to resume the league"
+        ), err
+        assert "Traceback" not in err
+        before = stored(db)
+        assert before < EPISODES
+        nodes.append(ray_start(head_dir, os.environ | token_env, *head))
+        wait_for_raylets([head_dir], nodes[1:])
+        resumed = league_process(db, *league, env=env)
+        out, err = resumed.communicate(timeout=240)
+    finally:
+        stop(nodes, [head_dir])
+        shutil.rmtree(head_dir, ignore_errors=True)
+    assert resumed.returncode == 0, err
+    assert out == serial_slow
+    assert indexes(db) == list(range(EPISODES))
+
+
 BROKEN_TABLE = """
 import sys, attrs
 from arena.league.config import Entrant, LeagueSpec

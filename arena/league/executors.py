@@ -40,6 +40,7 @@ import re
 import signal
 import socket
 import threading
+import time
 from collections import deque
 from collections.abc import Iterator
 from multiprocessing.connection import Connection, wait
@@ -67,9 +68,11 @@ EXECUTOR_FLAGS = {
 """The ``league run`` flags each executor applies (``--workers`` and ``--concurrency`` both
 name the process executor's worker count); any other is refused, never dropped."""
 RETRIES = 3
+"""Times a table is played again after its worker died under it, before the league stops."""
 PROBE_SECONDS = 5.0
 """How long a TCP connect to a Ray cluster's address may take before it counts as silent."""
-"""Times a table is played again after its worker died under it, before the league stops."""
+HEAD_CHECK_SECONDS = 1.0
+"""How often a Ray league checks that its cluster's head still answers."""
 SEAT_ENVIRON = ("ANTHROPIC_", "ARENA_", "PLAYER_")
 Played = tuple[Fixture, dict[str, Any], str, bytes, dict[tuple[int, int], int]]
 """A finished fixture: its results JSON (as a dict, and as the text the store keeps),
@@ -320,6 +323,11 @@ class Ray:
         # never for the table's own exception (retry_exceptions off).
         self.remote = ray.remote(max_retries=RETRIES, retry_exceptions=False)(_ray_task)
         self.running: dict[Any, Fixture] = {}
+        self.head = ray.get_runtime_context().gcs_address
+        """The cluster's head (its GCS), watched while the league plays."""
+        self.named = address or self.head
+        """The head as the user named it (Ray names 127.0.0.1 by this host's address)."""
+        self.head_seen = time.monotonic()
 
     @property
     def busy(self) -> int:
@@ -329,6 +337,7 @@ class Ray:
         self.running[self.remote.remote(fixture, self.limits, _seat_environ())] = fixture
 
     def collect(self, timeout: float) -> Iterator[Played]:
+        self._watch_head()
         ready, _ = self.ray.wait(list(self.running), num_returns=1, timeout=timeout)
         for ref in ready:
             fixture = self.running.pop(ref)
@@ -341,6 +350,20 @@ class Ray:
             except self.ray.exceptions.RayError as exc:  # its workers died RETRIES + 1 times
                 raise ExecutorFailed(f"table {fixture.table}: {_first_line(exc)}") from None
             yield fixture, *outcome
+
+    def _watch_head(self) -> None:
+        """Stop in one line once the head stops answering: Ray's driver waited 60 s for it,
+        then ended the process with its own C++ log line. Every stored episode is
+        committed, so the league resumes where it stopped."""
+        if time.monotonic() - self.head_seen < HEAD_CHECK_SECONDS:
+            return
+        silent = _silence(self.head)
+        if silent is not None:
+            raise ExecutorFailed(
+                f"lost the Ray cluster's head at {self.named}: {silent}; the stored episodes"
+                " are kept: run the same command again to resume the league"
+            )
+        self.head_seen = time.monotonic()
 
     def close(self) -> None:
         for ref in self.running:
@@ -382,16 +405,22 @@ def _check_answers(address: str) -> None:
     """Refuse a ``HOST:PORT`` where nothing answers in one line, within seconds: Ray
     retries such a join for minutes (13 min 47 s, then an error about token
     authentication). ``auto`` and ``ray://`` addresses are Ray's to resolve."""
+    silent = _silence(address)
+    if silent is not None:
+        raise ExecutorFailed(f"cannot join the Ray cluster at {address}: {silent}")
+
+
+def _silence(address: str) -> str | None:
+    """Why nothing answers a TCP connect to ``HOST:PORT`` within :data:`PROBE_SECONDS`,
+    or ``None`` when something does (or the address is not ``HOST:PORT``)."""
     host, _, port = address.rpartition(":")
     if not port.isdigit() or "//" in host:
-        return
+        return None
     try:
         socket.create_connection((host.strip("[]"), int(port)), timeout=PROBE_SECONDS).close()
     except OSError as exc:
-        raise ExecutorFailed(
-            f"cannot join the Ray cluster at {address}: nothing answers there"
-            f" ({exc.strerror or exc})"
-        ) from None
+        return f"nothing answers there ({exc.strerror or exc})"
+    return None
 
 
 def _quiet_ray() -> None:
