@@ -139,6 +139,7 @@ def test_every_option_says_its_default_and_range():
         numeric = action.type not in (None, str, Path) and action.option_strings[-1] not in (
             "--pool",
             "--seat",
+            "--offer",
             "--opponents",
         )
         if numeric:

@@ -97,3 +97,16 @@ def test_every_league_example_runs(tmp_path, page):
             assert "report.html" in written, command
         else:  # a league's standings
             assert "entrant" in ran.stdout, f"{command}: printed no standings"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page", ["README.md", "docs/league.md"])
+def test_a_pages_league_examples_run_in_order_in_one_folder(page, tmp_path):
+    """As a reader runs them: one after another where they are, so a later example meets
+    the files the earlier ones wrote (the test above runs each on its own)."""
+    (tmp_path / "docs").symlink_to(ROOT / "docs")
+    (tmp_path / "tests").symlink_to(ROOT / "tests")
+    for command in examples(page):
+        ran = run(command, tmp_path)
+        assert ran.returncode == 0, f"{command}\n{ran.stderr}"
+        assert "error" not in ran.stderr, f"{command}\n{ran.stderr}"

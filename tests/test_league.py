@@ -499,18 +499,3 @@ def test_turns_the_fallback_played_after_api_faults_are_counted_per_entrant_and_
         env=os.environ | {"COLUMNS": "400"},
     )
     assert note in shown.stdout.splitlines()
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("page", ["README.md", "docs/league.md"])
-def test_a_pages_league_examples_run_in_order_in_one_folder(page, tmp_path):
-    """As a reader runs them: one after another where they are, so a later example meets
-    the files the earlier ones wrote (tests/test_doc_examples.py runs each on its own)."""
-    from test_doc_examples import ROOT, examples, run
-
-    (tmp_path / "docs").symlink_to(ROOT / "docs")
-    (tmp_path / "tests").symlink_to(ROOT / "tests")
-    for command in examples(page):
-        ran = run(command, tmp_path)
-        assert ran.returncode == 0, f"{command}\n{ran.stderr}"
-        assert "error" not in ran.stderr, f"{command}\n{ran.stderr}"

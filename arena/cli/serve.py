@@ -48,7 +48,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         metavar="SPEC[,SPEC...]",
         help="more seats a page may choose, e.g. pressure,random,claude:bluffer; a page "
         "chooses only among these, the --seat ones, human and $PLAYER_SCRIPTED, each "
-        "checked at launch",
+        "checked at launch (default: none more)",
     )
     serve.add_argument(
         "--host",
