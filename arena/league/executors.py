@@ -32,6 +32,7 @@ never stored, so a resumed league plays them again from the same seeds.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import multiprocessing
 import os
@@ -39,6 +40,7 @@ import queue
 import re
 import signal
 import socket
+import sys
 import threading
 import time
 from collections import deque
@@ -315,7 +317,8 @@ class Ray:
                 # private instance would listen there: a cluster on this machine stays on it.
                 options["_node_ip_address"] = LOOPBACK
             try:
-                ray.init(**options)
+                with _stderr_silenced():
+                    ray.init(**options)
             except (ConnectionError, ValueError, RuntimeError) as exc:
                 raise ExecutorFailed(_join_failure(address, exc)) from None
             _log_ray_errors(ray)
@@ -421,6 +424,22 @@ def _silence(address: str) -> str | None:
     except OSError as exc:
         return f"nothing answers there ({exc.strerror or exc})"
     return None
+
+
+@contextlib.contextmanager
+def _stderr_silenced() -> Iterator[None]:
+    """Ray's core writes to file descriptor 2 as it starts (``Set ray log level from
+    environment variable ...``, retries to reach the head), around the one line the
+    league prints when it cannot start; what it says is in the exception it raises."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "wb") as devnull:
+            os.dup2(devnull.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
 
 
 def _quiet_ray() -> None:
