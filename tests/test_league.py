@@ -322,6 +322,40 @@ def test_league_errors_are_one_line(tmp_path, cli, args, message):
     assert len(lines) == 1 and lines[0].startswith("arena: error:") and message in lines[0]
 
 
+@pytest.mark.parametrize(
+    ("flags", "named"),
+    [
+        (["--tables", "10"], "--tables"),  # the default's own value: still not the file's
+        (["--seed", "3", "--deals", "2"], "--deals, --seed"),
+        (["--no-talk"], "--talk"),
+        (
+            ["--duplicate", "--engine", "python", "--max-bids", "9"],
+            "--duplicate, --engine, --max-bids",
+        ),
+    ],
+)
+def test_a_flag_the_league_file_would_drop_is_refused(tmp_path, cli, flags, named):
+    # the file says 2 tables of 2 deals: a flag that describes the league differently was
+    # silently ignored; it is refused by name, and nothing is stored
+    (tmp_path / "league.toml").write_text(
+        "[league]\ntables = 2\n[table]\ndeals = 2\n"
+        '[entrants]\nbayes = "bayes"\npressure = "pressure"\nrandom = "random"\n'
+        'again = "bayes"\n'
+    )
+    proc = cli("league", "run", "league.toml", "--db", "l.sqlite", *flags)
+    assert proc.returncode == 2
+    assert proc.stderr == (
+        f"arena: error: {named}: the league file league.toml describes the league; change it"
+        " there (these flags describe a --pool league)\n"
+    )
+    assert not (tmp_path / "l.sqlite").exists()
+    # the run's own flags apply to a file's league
+    proc = cli("league", "run", "league.toml", "--db", "l.sqlite", "--concurrency", "2", "--json")
+    assert proc.returncode == 0, proc.stderr
+    # 4 entrants at 4 seats: each sits at both tables
+    assert sum(s["episodes"] for s in json.loads(proc.stdout)["standings"]) == 4 * 2
+
+
 def test_a_pool_smaller_than_a_table_fills_it_by_repeats_as_before(cli):
     proc = cli("league", "--pool", "bayes,random", "--tables", "2", "--deals", "2", "--json")
     assert proc.returncode == 0, proc.stderr

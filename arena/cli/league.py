@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.text import Text
 
-from arena.cli.options import add_table_options, seat_specs, table_request
+from arena.cli.options import add_table_options, record_given, seat_specs, table_request
 from arena.league.config import (
     SCHEDULES,
     SETTINGS,
@@ -38,6 +38,12 @@ from arena.plugins import PluginHost
 from arena.terminal_text import printable
 
 DEFAULT_DB = "league.sqlite"
+FILE_DESCRIBES = (
+    *("tables", "seed", "schedule", "duplicate", "allow_repeat"),
+    *("mode", "deals", "seats", "max_bids", "talk", "engine"),
+)
+"""What a league file describes (its [league] and [table]): with a file, these flags would
+be dropped, so they are refused; the run's own flags (budget, target, executor) apply."""
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -163,6 +169,7 @@ def add_run_options(parser: argparse.ArgumentParser, with_file: bool) -> None:
         "--json", action="store_true", help="print the report as JSON (default: tables)"
     )
     parser.set_defaults(run=run)
+    record_given(parser)
 
 
 def setting(name: str) -> Callable[[str], int | float]:
@@ -190,6 +197,12 @@ def league_spec(args: argparse.Namespace, host: PluginHost) -> LeagueSpec:
         if args.pool:
             raise LeagueError("give a league file or --pool, not both")
         spec = read_league_file(file, host.registry.seats)
+        if dropped := sorted(set(FILE_DESCRIBES) & args.given):
+            flags = ", ".join(f"--{dest.replace('_', '-')}" for dest in dropped)
+            raise LeagueError(
+                f"{flags}: the league file {file} describes the league; change it there"
+                " (these flags describe a --pool league)"
+            )
     else:
         if not args.pool:
             raise LeagueError("give a league file or --pool SPEC,...")

@@ -55,6 +55,24 @@ def bounded(kind: Callable, low=None, high=None, *, above=None) -> Callable[[str
     return parse
 
 
+class _Named:
+    """An option that, when the command line names it, adds its dest to ``args.given``."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        namespace.given = getattr(namespace, "given", frozenset()) | {self.dest}
+        super().__call__(parser, namespace, values, option_string)
+
+
+def record_given(parser: argparse.ArgumentParser) -> None:
+    """Let ``args.given`` say which of ``parser``'s options the command line named, at
+    whatever value: a default cannot tell ``--tables 10`` from no ``--tables`` at all, and
+    a flag that a command would drop must be refused, not ignored."""
+    parser.set_defaults(given=frozenset())
+    for action in parser._actions:
+        if action.option_strings and not isinstance(action, _Named):
+            action.__class__ = type(f"Named{type(action).__name__}", (_Named, type(action)), {})
+
+
 def seat_specs(text: str) -> list[SeatSpec]:
     try:
         return [SeatSpec.parse(part) for part in text.split(",")]
