@@ -10,13 +10,15 @@ server limits the account, not the call. The limiter only ever delays a request,
 so results do not depend on it. Unlimited until :func:`configure` is called.
 
 The pause is a deadline kept where every seat of the league reads it before each
-request: a :class:`Pause` in this process for threads; for worker processes a
-:class:`SharedPause`, one double in shared memory that the league hands each worker
-as it starts. A deadline in wall-clock seconds is the whole protocol: extending it
-is one locked max, reading it one load, no process owns or serves it, and a dead
-worker leaves it valid. The slots and windows stay per process (their limits are
-shared out, :meth:`Limits.share`); only the server's "wait" must reach every seat
-at once, since one seat's 429 says the account is over its limit.
+request (a :class:`PauseBoard`): a :class:`Pause` in this process for threads; for
+worker processes a :class:`SharedPause`, one double in shared memory that the
+league hands each worker as it starts; for Ray tasks, which may run on other
+machines, one small actor (:mod:`arena.league.executors`). A deadline in
+wall-clock seconds is the whole protocol, the same on every machine of a cluster:
+extending it is one max, reading it one load, and for processes no one serves it
+and a dead worker leaves it valid. The slots and windows stay per process (their
+limits are shared out, :meth:`Limits.share`); only the server's "wait" must reach
+every seat at once, since one seat's 429 says the account is over its limit.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Protocol
 
 import attrs
 
@@ -48,6 +51,14 @@ class Limits:
             return None if value is None else max(type(value)(value / parts), 1)
 
         return Limits(*(part(v) for v in attrs.astuple(self)))
+
+
+class PauseBoard(Protocol):
+    """Where the league's pause deadline (wall-clock seconds) is kept."""
+
+    def until(self) -> float: ...
+
+    def extend(self, until: float) -> None: ...
 
 
 class Pause:
@@ -85,12 +96,12 @@ class Limiter:
         self,
         limits: Limits = Limits(),
         clock: Callable[[], float] = time.monotonic,
-        pause: Pause | SharedPause | None = None,
+        pause: PauseBoard | None = None,
     ) -> None:
         self.limits = limits
         self.clock = clock
         """Times the windows (monotonic); the pause is wall-clock, shared by processes."""
-        self.paused: Pause | SharedPause = pause or Pause()
+        self.paused: PauseBoard = pause or Pause()
         self.in_flight = 0
         self.requests = 0
         self.retries = 0
@@ -148,7 +159,7 @@ LIMITER = Limiter()
 """The process's limiter; the league configures it, the client uses it."""
 
 
-def configure(limits: Limits, pause: Pause | SharedPause | None = None) -> None:
+def configure(limits: Limits, pause: PauseBoard | None = None) -> None:
     """Set this process's limits and, in a league's worker, the league's pause (a league
     does, before its tables start)."""
     with LIMITER._changed:

@@ -1,4 +1,4 @@
-"""A 429 pauses every seat of a league, in threads and in worker processes alike.
+"""A 429 pauses every seat of a league, in threads, worker processes and Ray tasks alike.
 
 Each test runs a real ``arena league run`` with a Claude entrant against the real
 loopback Messages API (tests/messages_server.py). Its sixth request is answered
@@ -78,8 +78,12 @@ def league_told_to_wait(tmp_path, *executor: str) -> tuple[subprocess.CompletedP
 
 @pytest.mark.parametrize(
     "executor",
-    [["--executor", "thread", "--concurrency", "4"], ["--executor", "process", "--workers", "2"]],
-    ids=["4 threads", "2 worker processes"],
+    [
+        ["--executor", "thread", "--concurrency", "4"],
+        ["--executor", "process", "--workers", "2"],
+        ["--executor", "ray", "--concurrency", "2"],
+    ],
+    ids=["4 threads", "2 worker processes", "2 Ray tasks on a private instance"],
 )
 def test_a_429_pauses_every_seat_of_the_league(tmp_path, executor):
     ran, after = league_told_to_wait(tmp_path, *executor)

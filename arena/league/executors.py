@@ -53,7 +53,7 @@ from arena import logs
 from arena.league.config import LeagueError
 from arena.league.schedule import Fixture
 from arena.league.store import challenge_points, compress_log, results_text
-from arena.limits import Limits, SharedPause
+from arena.limits import Limits, PauseBoard, SharedPause
 from arena.loopback import is_loopback
 from arena.plugins import PluginHost, load
 from arena.runner import run_episode
@@ -325,6 +325,8 @@ class Ray:
         # Ray plays a table again when its worker or node dies (system failures), but
         # never for the table's own exception (retry_exceptions off).
         self.remote = ray.remote(max_retries=RETRIES, retry_exceptions=False)(_ray_task)
+        self.pause = RayPause(ray.remote(num_cpus=0)(_PauseKeeper).remote())
+        """Every task's 429 pause (:mod:`arena.limits`)."""
         self.running: dict[Any, Fixture] = {}
         self.head = ray.get_runtime_context().gcs_address
         """The cluster's head (its GCS), watched while the league plays."""
@@ -337,7 +339,8 @@ class Ray:
         return len(self.running)
 
     def submit(self, fixture: Fixture) -> None:
-        self.running[self.remote.remote(fixture, self.limits, _seat_environ())] = fixture
+        ref = self.remote.remote(fixture, self.limits, self.pause, _seat_environ())
+        self.running[ref] = fixture
 
     def collect(self, timeout: float) -> Iterator[Played]:
         self._watch_head()
@@ -461,16 +464,54 @@ def _join_failure(address: str | None, exc: BaseException) -> str:
     return reason
 
 
+class _PauseKeeper:
+    """A Ray actor holding the league's pause deadline (wall-clock seconds)."""
+
+    def __init__(self) -> None:
+        self.deadline = 0.0
+
+    def until(self) -> float:
+        return self.deadline
+
+    def extend(self, until: float) -> None:
+        self.deadline = max(self.deadline, until)
+
+
+class RayPause:
+    """The league's pause as a :class:`_PauseKeeper` actor that every Ray task's limiter
+    reads before each request: Ray's workers share no memory and may run on other
+    machines, and one actor call (about a millisecond, on the cluster's network) is
+    small beside an API call of seconds. An actor that does not answer within
+    :data:`PROBE_SECONDS` (its node lost) counts as no pause; the league's head watch
+    stops the league."""
+
+    def __init__(self, keeper: Any):
+        self.keeper = keeper
+
+    def until(self) -> float:
+        import ray
+
+        try:
+            return ray.get(self.keeper.until.remote(), timeout=PROBE_SECONDS)
+        except ray.exceptions.RayError:
+            return 0.0
+
+    def extend(self, until: float) -> None:
+        self.keeper.extend.remote(until)
+
+
 _ray_host: PluginHost | None = None
 
 
-def _ray_task(fixture: Fixture, limits: Limits, environ: dict[str, str]) -> tuple:
+def _ray_task(
+    fixture: Fixture, limits: Limits, pause: PauseBoard, environ: dict[str, str]
+) -> tuple:
     """One table in a Ray worker, with the driver's seat settings (API key, base URL)."""
     global _ray_host
     os.environ.update(environ)
     if _ray_host is None:
         _ray_host = load()
-        limiter.configure(limits)
+        limiter.configure(limits, pause)
     return play_fixture(_ray_host, fixture)[1:]
 
 
