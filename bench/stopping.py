@@ -94,7 +94,10 @@ def _half(ci: np.ndarray) -> np.ndarray:
 
 RULES: dict[str, Rule] = {
     "width": lambda ci, n, target: n >= 2 and bool((_half(ci) <= target).all()),
-    "compare": lambda ci, n, target: stop_reason(ci[0, 0], ci[0, 1], n, target) != "cap",
+    # a zero-width interval (every pair alike) stops nothing, as in compare
+    "compare": lambda ci, n, target: (
+        stop_reason(ci[0, 0], ci[0, 1], n, target, spread=ci[0, 1] > ci[0, 0]) != "cap"
+    ),
     "separate": lambda ci, n, target: n >= 2 and settled(ci[0, 0], ci[0, 1], target),
 }
 
