@@ -12,7 +12,14 @@ in flight), so the runner decides what starts (budget) and in which order.
 - ``process``: one table per worker process, for CPU-bound scripted tables.
   Each worker has its own pipe, no shared queue lock, so stopping is a kill,
   never a wait on a worker that died holding a lock.
-- ``ray``: Ray tasks on a cluster (``address``) or a local Ray instance.
+- ``ray``: Ray tasks on a cluster (``address``) or a local Ray instance. An
+  address where nothing answers is refused before Ray is asked, and a head that
+  stops answering mid-league stops it in one line (Ray waited a minute, then
+  ended the process in its own words).
+
+Which flags each executor applies is :data:`EXECUTOR_FLAGS`. Worker processes and
+Ray tasks each get a share of the API limits and one league-wide 429 pause
+(:mod:`arena.limits`: shared memory for processes, an actor for Ray).
 
 A worker that dies (kill -9, a lost Ray node) is not the table's fault: its
 table is played again from the same seed on another worker, up to
