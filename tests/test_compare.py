@@ -162,8 +162,9 @@ def test_same_seed_same_pairs(host):
 def test_json_shape(capsys):
     assert main(["compare", "bayes", "random", "--deals", "4", "--tables", "4", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert sorted(data) == ["a", "b", "ci95", "cost", "difference", "tables"]
+    assert sorted(data) == ["a", "b", "ci95", "cost", "difference", "stopped", "tables", "verdict"]
     assert (data["a"], data["b"], data["tables"], data["cost"]) == ("bayes", "random", 4, 0.0)
+    assert (data["stopped"], data["verdict"]) == ("cap", "A is better")  # bayes by +0.4
     low, high = data["ci95"]
     assert low <= data["difference"] <= high
 

@@ -137,6 +137,8 @@ class Comparison:
             "difference": self.difference,
             "ci95": list(self.ci95),
             "cost": self.usd,
+            "stopped": self.stopped,
+            "verdict": self.verdict(),
         }
 
 
