@@ -1,0 +1,180 @@
+"""The ``openai`` seat: every decision made by a model behind an OpenAI-compatible
+chat-completions endpoint, from a policy prompt and the seat's view.
+
+One decision is one (retried) ``chat.completions.create`` call, shaped by
+:mod:`~arena_plugins.openai_chat.wire`. A seat starts with the ``act`` tool
+forced; when the server refuses a shape (a 400 or 422, or a 501: it does not
+take a forced tool, or tools at all, or a JSON schema), the seat takes the next
+shape, says so in a warning and asks again, at most once per shape per episode.
+What comes back goes to the engine as an :class:`arena.seats.Reply` with the
+usage the server reported and the reply's reasoning, which only the log
+receives. When the server cannot be reached within the retry bounds the seat
+raises :class:`arena.seats.SeatUnavailable`, which the engine logs as a fault
+and answers with the bayes fallback.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+import openai
+
+from arena.logs import get_logger
+from arena.seats import Reply, SeatContext, SeatUnavailable
+from arena.view import SeatView
+from arena_plugins.model_seat.retries import (
+    ApiUnavailable,
+    RetryBounds,
+    call_with_retries,
+    retry_bounds,
+)
+from arena_plugins.model_seat.stand_in import bayes_stand_in, no_key
+from arena_plugins.openai_chat.client import WIRE, make_client, refusal_text, withheld_headers
+from arena_plugins.openai_chat.settings import (
+    RETRY_PREFIX,
+    Endpoint,
+    SeatArg,
+    endpoint,
+    host_of,
+    parse_arg,
+)
+from arena_plugins.openai_chat.wire import (
+    SHAPES,
+    build_request,
+    read_reply,
+    read_thinking,
+    usage_of,
+)
+from arena_policies import Policy, resolve
+
+log = get_logger(__name__)
+
+REFUSED_SHAPE = frozenset({400, 422, 501})
+"""Statuses with which a server refuses what a request asks of it (a forced tool, tools,
+a JSON schema), as vLLM, llama.cpp and hosted gateways answer."""
+
+
+class OpenAISeat:
+    """A seat whose every decision is one (retried) chat-completions call."""
+
+    def __init__(
+        self,
+        context: SeatContext,
+        policy: Policy,
+        seat: SeatArg,
+        place: Endpoint,
+        bounds: RetryBounds,
+    ):
+        self.rules = context.rules
+        self.rng = context.rng
+        self.policy = policy
+        self.seat = seat
+        self.place = place
+        self.bounds = bounds
+        self.client = make_client(place, bounds.timeout)
+        self.shape = SHAPES[0]
+        """The request shape in use; it only steps down, once per shape, this episode."""
+
+    def decide(self, view: SeatView) -> Reply:
+        completion = self._ask(view)
+        choice = completion.choices[0]
+        return Reply(
+            read_reply(choice), usage=usage_of(completion), thinking=read_thinking(choice.message)
+        )
+
+    def _ask(self, view: SeatView) -> Any:
+        request = build_request(
+            view,
+            self.rules,
+            self.policy,
+            self.seat.model,
+            self.shape,
+            strict=self.place.openai_host,
+            reasoning_effort=self.seat.reasoning_effort,
+            max_tokens=self.seat.max_tokens,
+        )
+        headers = withheld_headers(self.place)
+
+        def call() -> tuple[Any, int]:
+            completion = self.client.chat.completions.create(**request, extra_headers=headers)
+            usage = completion.usage
+            return completion, (usage.total_tokens if usage else 0)
+
+        try:
+            completion = call_with_retries(WIRE, call, self.bounds, self.rng)
+        except ApiUnavailable as fault:
+            if not self._adapt(fault):
+                raise SeatUnavailable(str(fault)) from fault
+            return self._ask(view)
+        if not completion.choices:
+            raise SeatUnavailable(f"{WIRE.name} answered with no choices")
+        return completion
+
+    def _adapt(self, fault: ApiUnavailable) -> bool:
+        """Take the next request shape after a refusal of this one; whether it did."""
+        error = fault.__cause__
+        status = getattr(error, "status_code", None)
+        at = SHAPES.index(self.shape)
+        if not isinstance(error, openai.APIStatusError) or status not in REFUSED_SHAPE:
+            return False
+        if at + 1 == len(SHAPES):
+            return False
+        log.warning(
+            "openai request shape adapted",
+            model=self.seat.model,
+            host=host_of(self.place.base_url),
+            shape=SHAPES[at + 1],
+            was=self.shape,
+            reason=refusal_text(error)[:200] or f"HTTP {status}",
+        )
+        self.shape = SHAPES[at + 1]
+        return True
+
+
+@attrs.frozen
+class SeatSetup:
+    """An ``openai:`` argument read: its settings, endpoint and retry bounds."""
+
+    seat: SeatArg
+    place: Endpoint
+    bounds: RetryBounds
+
+    @property
+    def missing_key(self) -> str | None:
+        """Why no call can be made (a key needed and unset), or ``None``."""
+        if not self.place.needs_key or self.place.key is not None:
+            return None
+        if self.place.key_env == "key_env":
+            return (
+                f"no key_env= for {host_of(self.place.base_url)} (OPENAI_API_KEY goes only to "
+                "OPENAI_BASE_URL or OpenAI): bayes played this seat"
+            )
+        return no_key(self.place.key_env)
+
+
+def seat_setup(arg: str | None, environ: Mapping[str, str]) -> SeatSetup:
+    """``ValueError`` (one line) for a setting that cannot be played."""
+    seat = parse_arg(arg)
+    return SeatSetup(seat, endpoint(seat, environ), retry_bounds(environ, RETRY_PREFIX))
+
+
+def preflight(arg: str | None, environ: Mapping[str, str] = os.environ) -> None:
+    """Check, before any table starts, that an ``openai:ARG`` seat can be played."""
+    seat_setup(arg, environ)
+
+
+def missing_key(arg: str | None, environ: Mapping[str, str] = os.environ) -> str | None:
+    """Why a seat of ``openai:ARG`` would be played by a stand-in, or ``None``."""
+    return seat_setup(arg, environ).missing_key
+
+
+def openai_seat(context: SeatContext, environ: Mapping[str, str] = os.environ):
+    """The seat factory: a bad spec or setting fails here, before the episode starts."""
+    setup = seat_setup(context.arg, environ)
+    policy = resolve(setup.seat.policy)
+    if setup.missing_key is not None:
+        return bayes_stand_in(context, setup.missing_key)
+    return OpenAISeat(context, policy, setup.seat, setup.place, setup.bounds)

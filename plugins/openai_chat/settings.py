@@ -1,0 +1,162 @@
+"""What configures an ``openai:`` seat: its ``--seat`` spec, the environment, and whose key
+goes where.
+
+``openai:POLICY?model=M[&base_url=URL&key_env=NAME&reasoning_effort=E&provider=ID&max_tokens=N]``:
+POLICY is a shipped policy name or a prompt file (:mod:`arena_policies`), as for
+Claude seats; ``model`` is required (no model is everyone's default). The
+defaults are the SDK's own variables, ``OPENAI_BASE_URL`` and ``OPENAI_API_KEY``,
+so two seats at one table can call two providers.
+
+A key goes only where the user sent it (:func:`endpoint`):
+
+- ``OPENAI_API_KEY`` goes to ``OPENAI_BASE_URL``, or to OpenAI's own host when
+  that is unset, as the SDK pairs them;
+- a seat whose own ``base_url=`` names another host sends only the key its
+  ``key_env=`` names, or none: trying someone's server never hands it your
+  OpenAI key by accident;
+- a loopback or private ``base_url`` (a server you run yourself) needs no key.
+
+Where a key is needed and none is set, bayes stands in, as for a Claude seat
+with no ``ANTHROPIC_API_KEY``.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Mapping
+from urllib.parse import parse_qsl, urlsplit
+
+import attrs
+
+from arena_plugins.model_seat.retries import number
+
+API_KEY_ENV = "OPENAI_API_KEY"
+BASE_URL_ENV = "OPENAI_BASE_URL"
+OPENAI_BASE_URL = "https://api.openai.com/v1"
+"""The SDK's default endpoint, where ``OPENAI_API_KEY`` goes when ``OPENAI_BASE_URL`` is unset."""
+RETRY_PREFIX = "ARENA_OPENAI"
+"""``ARENA_OPENAI_TIMEOUT``, ``_RETRY_ATTEMPTS``, ``_RETRY_SECONDS``, ``_BACKOFF``."""
+
+SETTINGS = ("model", "base_url", "key_env", "reasoning_effort", "provider", "max_tokens")
+"""What a seat spec's query may set."""
+REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
+"""The SDK's ``ReasoningEffort`` values (openai 3.x)."""
+
+
+@attrs.frozen
+class SeatArg:
+    """A parsed ``openai:`` argument: the policy reference and the seat's settings."""
+
+    policy: str
+    model: str
+    base_url: str | None = None
+    key_env: str | None = None
+    reasoning_effort: str | None = None
+    provider: str | None = None
+    max_tokens: int | None = None
+
+
+def parse_arg(arg: str | None) -> SeatArg:
+    """The seat spec's argument; ``ValueError`` (one line) for anything it cannot play."""
+    if not arg:
+        raise ValueError("an openai seat needs a policy: openai:NAME?model=M")
+    policy, _, query = arg.partition("?")
+    given = dict(parse_qsl(query, keep_blank_values=True, strict_parsing=False))
+    unknown = sorted(set(given) - set(SETTINGS))
+    if unknown:
+        raise ValueError(f"unknown setting {', '.join(unknown)} (known: {', '.join(SETTINGS)})")
+    values = {key: value.strip() for key, value in given.items()}
+    empty = sorted(key for key, value in values.items() if not value)
+    if empty:
+        raise ValueError(f"{', '.join(empty)} must not be empty")
+    if "model" not in values:
+        raise ValueError("an openai seat needs a model: openai:POLICY?model=M")
+    effort = values.get("reasoning_effort")
+    if effort is not None and effort.lower() not in REASONING_EFFORTS:
+        allowed = ", ".join(REASONING_EFFORTS)
+        raise ValueError(f"reasoning_effort must be one of {allowed}, got {effort!r}")
+    base_url = values.get("base_url")
+    if base_url is not None:
+        check_base_url(base_url, "base_url")
+    return SeatArg(
+        policy=policy,
+        model=values["model"],
+        base_url=base_url,
+        key_env=values.get("key_env"),
+        reasoning_effort=effort.lower() if effort else None,
+        provider=values.get("provider"),
+        max_tokens=number(values.get("max_tokens"), "max_tokens", int, None, low=1),
+    )
+
+
+def check_base_url(url: str, name: str) -> None:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"{name} must be an http(s) URL with a host, got {url!r}")
+
+
+def host_of(url: str) -> str:
+    return (urlsplit(url).hostname or "").lower()
+
+
+def is_local(url: str) -> bool:
+    """Whether ``url`` names a server on this machine or a private network: one you run."""
+    host = host_of(url)
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return address.is_loopback or address.is_private or address.is_link_local
+
+
+@attrs.frozen
+class Endpoint:
+    """Where one seat's requests go, and the key they carry."""
+
+    base_url: str
+    key: str | None
+    """``None``: no ``Authorization`` header at all."""
+    key_env: str
+    """The variable the key comes (or would come) from, as a warning names it."""
+    pairs_openai_env: bool
+    """The SDK's own pairing (``OPENAI_API_KEY`` to ``OPENAI_BASE_URL`` or OpenAI's host):
+    only then may the SDK's other variables (organization, project) go along."""
+
+    @property
+    def local(self) -> bool:
+        return is_local(self.base_url)
+
+    @property
+    def needs_key(self) -> bool:
+        """A server you run yourself needs none; any other does."""
+        return not self.local
+
+    @property
+    def openai_host(self) -> bool:
+        """OpenAI's own API, which takes strict tool schemas."""
+        return host_of(self.base_url) == host_of(OPENAI_BASE_URL)
+
+
+def endpoint(seat: SeatArg, environ: Mapping[str, str]) -> Endpoint:
+    """The seat's base URL and key, by the rules above."""
+    env_url = (environ.get(BASE_URL_ENV) or "").strip() or None
+    if env_url is not None:
+        check_base_url(env_url, BASE_URL_ENV)
+    paired_url = env_url or OPENAI_BASE_URL
+    base_url = seat.base_url or paired_url
+    pairs = seat.base_url is None or host_of(seat.base_url) == host_of(paired_url)
+    if seat.key_env is not None:
+        key_env = seat.key_env
+    elif pairs:
+        key_env = API_KEY_ENV
+    else:
+        return Endpoint(base_url, None, "key_env", pairs_openai_env=False)
+    key = (environ.get(key_env) or "").strip() or None
+    return Endpoint(base_url, key, key_env, pairs_openai_env=pairs and key_env == API_KEY_ENV)
+
+
+def model_of(arg: str | None, environ: Mapping[str, str]) -> str:
+    """The model a seat of ``openai:ARG`` calls: what a league prices."""
+    return parse_arg(arg).model
