@@ -23,6 +23,7 @@ every seat at once, since one seat's 429 says the account is over its limit.
 
 from __future__ import annotations
 
+import copy
 import multiprocessing
 import threading
 import time
@@ -77,18 +78,26 @@ class Pause:
 
 
 class SharedPause:
-    """The deadline in shared memory, read and extended by every worker process it is
-    handed to at start (a ``multiprocessing.Value``: spawned workers inherit it)."""
+    """The deadline in shared memory: one double per worker process, each written only by
+    its own worker, the deadline their largest. No lock, so nothing outlives a league
+    that Ctrl-C ends with ``os._exit`` (a lock's semaphore leaked, with a warning). A
+    ``multiprocessing`` array: spawned workers inherit it when handed it at start."""
 
-    def __init__(self, context=multiprocessing) -> None:
-        self._value = context.Value("d", 0.0)
+    def __init__(self, workers: int, context=multiprocessing) -> None:
+        self._deadlines = context.RawArray("d", workers)
+        self._mine = 0
+
+    def slot(self, index: int) -> SharedPause:
+        """The same deadlines, extended through worker ``index``'s own double."""
+        view = copy.copy(self)
+        view._mine = index
+        return view
 
     def until(self) -> float:
-        return self._value.value
+        return max(self._deadlines)
 
     def extend(self, until: float) -> None:
-        with self._value.get_lock():
-            self._value.value = max(self._value.value, until)
+        self._deadlines[self._mine] = max(self._deadlines[self._mine], until)
 
 
 class Limiter:

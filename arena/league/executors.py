@@ -185,21 +185,22 @@ class Processes:
         self.slots = workers
         self.context = multiprocessing.get_context("spawn")
         self.limits = limits.share(workers)
-        self.pause = SharedPause(self.context)
-        """Every worker's 429 pause (:mod:`arena.limits`)."""
+        self.pause = SharedPause(workers, self.context)
+        """Every worker's 429 pause (:mod:`arena.limits`), a slot of it each."""
         self.workers: dict[Connection, Any] = {}
+        self.slot_of: dict[Connection, int] = {}
         self.queued: dict[Connection, deque[Fixture]] = {}
         self.restarts: dict[int, int] = {}
         """Schedule index -> times its worker died under it."""
-        for _ in range(workers):
-            self._start_worker(deque())
+        for slot in range(workers):
+            self._start_worker(deque(), slot)
 
-    def _start_worker(self, fixtures: deque[Fixture]) -> None:
+    def _start_worker(self, fixtures: deque[Fixture], slot: int) -> None:
         """A new worker process, sent ``fixtures`` to play in order."""
         mine, theirs = self.context.Pipe()
         process = self.context.Process(
             target=_process_worker,
-            args=(theirs, self.limits, self.pause, logs.settings()),
+            args=(theirs, self.limits, self.pause.slot(slot), logs.settings()),
             daemon=True,
         )
         # Workers start with Ctrl-C ignored (an ignored signal stays ignored through exec),
@@ -211,6 +212,7 @@ class Processes:
             signal.signal(signal.SIGINT, previous)
         theirs.close()
         self.workers[mine] = process
+        self.slot_of[mine] = slot
         self.queued[mine] = fixtures
         for fixture in fixtures:
             mine.send(fixture)
@@ -254,7 +256,7 @@ class Processes:
                 f"table {playing.table}: its worker process died {deaths} times"
                 f" (last exit code {process.exitcode})"
             )
-        self._start_worker(fixtures)
+        self._start_worker(fixtures, self.slot_of.pop(conn))
 
     def close(self) -> None:
         for process in self.workers.values():
