@@ -123,6 +123,15 @@ class PaidCalls:
     """``preflight(arg, environ)``: checks, before any table is played and any call paid
     for, that a seat of that ``name:ARG`` can be played (asking its provider about the
     model if need be); raises ``ValueError`` with a one-line reason if not."""
+    missing_key: Callable[[str | None, Mapping[str, str]], str | None] | None = None
+    """``missing_key(arg, environ)``: the key a seat of that ``name:ARG`` needs and lacks
+    (so a stand-in would play it), named as ``no ...`` completes it, or ``None``; unset:
+    ``key_env`` if it is unset. A seat whose key depends on its arg (a local server needs
+    none, a base URL its own key) says so here."""
+    provider: Callable[[str | None, Mapping[str, str]], str | None] | None = None
+    """``provider(arg, environ)``: the genai-prices provider ID its calls are priced by, or
+    ``None`` for a server the user runs, which no table prices (unpriced, never $0); unset:
+    Anthropic's (:data:`arena.league.cost.DEFAULT_PROVIDER`)."""
 
 
 @attrs.frozen

@@ -116,7 +116,9 @@ def run(args: argparse.Namespace, host: PluginHost) -> int:
     )
     print(
         f"{result.tables} tables, each played by A and by B ({2 * result.tables} episodes);"
-        f" cost ${result.usd:.4f}, {result.tokens:,} tokens; stopped: {result.stopped}"
+        f" cost ${result.usd:.4f}"
+        + (f" (and unpriced: {', '.join(result.unpriced)})" if result.unpriced else "")
+        + f", {result.tokens:,} tokens; stopped: {result.stopped}"
         + (
             f" (each of up to {result.looks} looks at {1 - result.look_alpha:.2%}, Pocock's"
             " level; the interval is the stage-wise one at the stop, 95%)"

@@ -46,7 +46,7 @@ from arena.league.looks import (
     pocock_alpha,
     stagewise_interval,
 )
-from arena.league.run import check_league, model_of
+from arena.league.run import check_league, model_of, provider_of
 from arena.league.standings import DIFFERENCE_RANGE, paired_interval
 from arena.plugins import PluginHost
 from arena.runner import EpisodeRequest, run_episode
@@ -71,6 +71,8 @@ class Pair:
     tokens: int
     stand_in: tuple[bool, bool] = (False, False)
     """Whether A's seat, and B's, was played by a stand-in (a paid seat with no key)."""
+    unpriced: tuple[str, ...] = ()
+    """Models called that no price covers (a server the user runs): not in ``usd``."""
 
 
 @attrs.frozen
@@ -103,6 +105,11 @@ class Comparison:
     @property
     def tokens(self) -> int:
         return sum(p.tokens for p in self.pairs)
+
+    @property
+    def unpriced(self) -> tuple[str, ...]:
+        """Models called that no price covers, whose cost ``usd`` leaves out."""
+        return tuple(sorted({model for p in self.pairs for model in p.unpriced}))
 
     def stand_in(self, which: int) -> bool:
         """Whether A (0) or B (1) was played by a stand-in at any pair."""
@@ -137,6 +144,7 @@ class Comparison:
             "difference": self.difference,
             "ci95": list(self.ci95),
             "cost": self.usd,
+            "unpriced": list(self.unpriced),
             "stopped": self.stopped,
             "verdict": self.verdict(),
         }
@@ -260,7 +268,7 @@ def _play_pair(
     environ: Mapping[str, str],
 ) -> Pair:
     episode_seed = int(seeding.stream(seed, COMPARE, index).integers(2**62))
-    scores, stand_in, usd, tokens = [], [], 0.0, 0
+    scores, stand_in, usd, tokens, unpriced = [], [], 0.0, 0, set()
     for subject in (a, b):
         slot, specs = seating(subject, opponents, table.seats, index)
         request = attrs.evolve(table, seed=episode_seed, seat_specs=specs)
@@ -270,8 +278,21 @@ def _play_pair(
                 scores.append(seat["score"])
                 stand_in.append(seat["standIn"] is not None)
             counts = seat_tokens(seat)
-            model = model_of(host.registry, specs[seat["slot"]], environ)
-            price = price_of(model, {}) if model is not None else None
-            usd += price.usd(counts) if price else 0.0
+            spec = specs[seat["slot"]]
+            model = model_of(host.registry, spec, environ)
+            if model is not None:
+                price = price_of(model, {}, provider_of(host.registry, spec, environ))
+                usd += price.usd(counts) if price else 0.0
+                if price is None:
+                    unpriced.add(model)
             tokens += sum(counts[kind] for kind in TOKEN_KINDS)
-    return Pair(index, slot, scores[0], scores[1], usd, tokens, (stand_in[0], stand_in[1]))
+    return Pair(
+        index,
+        slot,
+        scores[0],
+        scores[1],
+        usd,
+        tokens,
+        (stand_in[0], stand_in[1]),
+        tuple(sorted(unpriced)),
+    )

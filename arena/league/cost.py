@@ -1,7 +1,11 @@
 """What a league's model calls cost: tokens by kind, and dollars from a maintained price table.
 
-Every Claude model is priced from ``genai-prices`` (pydantic's price database,
-the Anthropic provider, the prices in force today); a league file's
+Every model is priced from ``genai-prices`` (pydantic's price database, the
+prices in force today) under the provider its seat declares (Anthropic's for a
+Claude seat; OpenAI's, OpenRouter's, Google's... for an ``openai`` seat, from its
+``provider=`` or its base URL's host). A seat that declares no provider (a
+server the user runs) is unpriced: its cost is shown as such, never as $0, and a
+league with a budget refuses it unless its model has a price. A league file's
 ``[prices."MODEL"]`` overrides any rate of any model, and prices a model the
 table does not know. Rates are US dollars per million tokens, by kind:
 uncached input, output, cache reads, 5-minute and 1-hour cache writes (the API
@@ -36,6 +40,10 @@ USAGE_KEYS = {
 """Each priced kind and its key in a seat's usage (``cacheWrite1h``: the 1-hour part of
 ``cacheWrite``, absent from older logs)."""
 OVERRIDE_SOURCE = "league file"
+DEFAULT_PROVIDER = "anthropic"
+"""The provider of a paid seat that declares none (:attr:`arena.registry.PaidCalls.provider`)."""
+UNPRICED = "unpriced: a server you run (no provider)"
+"""The price source stored for a model no price covers: its dollars are unknown, not 0."""
 ONE_HOUR_WRITE_MULTIPLIER = 2.0
 """Anthropic's documented price of a 1-hour cache write: twice the base input price; used
 only where a price gives no 1-hour rate of its own (and its source says so)."""
@@ -97,16 +105,19 @@ def table_source() -> str:
 
 
 @cache
-def table_price(model: str) -> Price | None:
-    """``model``'s price in genai-prices' Anthropic table today, or ``None`` if it has none.
+def table_price(model: str, provider: str | None = DEFAULT_PROVIDER) -> Price | None:
+    """``model``'s price in genai-prices' table of ``provider`` today, or ``None`` if it has
+    none (``provider`` ``None``: a server the user runs, in no table).
 
     genai-prices (and pydantic under it) is imported here, when a league first prices
     a model: importing it costs a tenth of a second, which no other command should pay."""
+    if provider is None:
+        return None
     from genai_prices import data_snapshot
 
     try:
         _provider, info = data_snapshot.get_snapshot().find_provider_model(
-            model, None, "anthropic", None
+            model, None, provider, None
         )
     except LookupError:
         return None
@@ -135,9 +146,12 @@ def override(model: str, rates: Mapping[str, float]) -> Price:
     return attrs.evolve(table, **rates, source=f"{OVERRIDE_SOURCE} over {table_source()}")
 
 
-def price_of(model: str, overrides: Mapping[str, Price]) -> Price | None:
-    """The price a league pays for ``model``: its override, else the table's, else ``None``."""
-    return overrides.get(model) or table_price(model)
+def price_of(
+    model: str, overrides: Mapping[str, Price], provider: str | None = DEFAULT_PROVIDER
+) -> Price | None:
+    """The price a league pays for ``model`` from ``provider``: its override, else the
+    table's, else ``None``."""
+    return overrides.get(model) or table_price(model, provider)
 
 
 def seat_tokens(seat: Mapping) -> dict[str, int]:

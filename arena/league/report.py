@@ -23,7 +23,7 @@ from rich.table import Table
 from arena.audit import run_pooled
 from arena.figures import fixed
 from arena.league.config import league_rounds
-from arena.league.cost import TOKEN_KINDS
+from arena.league.cost import TOKEN_KINDS, UNPRICED
 from arena.league.looks import ALPHA, league_alpha, settled
 from arena.league.schedule import DUPLICATE_SCHEDULE, paired
 from arena.league.standings import (
@@ -240,8 +240,13 @@ def _cost(db) -> dict[str, Any]:
     ):
         by_entrant[name] = {"tokens": _tokens(counts), "usd": spent or 0.0}
     source = "price_source" if has_column(db, "seats", "price_source") else "NULL"
-    by_price = [
-        {"model": model, "source": named, "tokens": _tokens(counts), "usd": spent or 0.0}
+    by_price = [  # a model no price covers has unknown dollars: None, never 0
+        {
+            "model": model,
+            "source": named,
+            "tokens": _tokens(counts),
+            "usd": None if named == UNPRICED else spent or 0.0,
+        }
         for model, named, *counts, spent in db.execute(
             f"SELECT model, {source}, {columns} FROM seats WHERE model IS NOT NULL"
             " GROUP BY 1, 2 ORDER BY 1, 2"
@@ -362,7 +367,7 @@ def report_tables(report: dict[str, Any], source: str) -> list[Table]:
             cell(part["model"]),
             cell(part["source"] or "(not recorded)"),
             f"{part['tokens']['total']:,}",
-            f"{part['usd']:.4f}",
+            "unpriced" if part["usd"] is None else f"{part['usd']:.4f}",
         )
     return [ranking, duels, spend, priced]
 

@@ -19,7 +19,7 @@ import attrs
 from arena import limits as limiter
 from arena.league.allocation import allocated_draws, stored_evidence
 from arena.league.config import Entrant, LeagueError, LeagueSpec
-from arena.league.cost import TOKEN_KINDS, price_of, seat_tokens
+from arena.league.cost import DEFAULT_PROVIDER, TOKEN_KINDS, UNPRICED, price_of, seat_tokens
 from arena.league.executors import Played, make_executor
 from arena.league.looks import league_alpha
 from arena.league.report import league_report
@@ -74,7 +74,11 @@ def run_league(
     store.check(settings)
     provenance = current_provenance(spec, host)
     check_provenance(store, provenance, allow_upgrade)
-    models = {e.name: model_of(host.registry, e.spec, environ) for e in spec.entrants}
+    registry = host.registry
+    models = {
+        e.name: (model_of(registry, e.spec, environ), provider_of(registry, e.spec, environ))
+        for e in spec.entrants
+    }
     finished = store.finished()  # indexes of this schedule: the settings matched
     state = Progress(done=len(finished), total=spec.episodes)
     state.tokens, state.usd, spent_episodes = store.spent()
@@ -170,9 +174,9 @@ def check_league(
             )
     keyless: dict[str, list[Entrant]] = {}
     for entrant in spec.entrants:
-        paid = host.registry.seat(entrant.spec.name).paid
-        if paid is not None and not environ.get(paid.key_env, "").strip():
-            keyless.setdefault(paid.key_env, []).append(entrant)
+        missing = missing_key(host.registry, entrant.spec, environ)
+        if missing is not None:
+            keyless.setdefault(missing, []).append(entrant)
     if keyless and not allow_stand_in:
         key_env, entrants = next(iter(keyless.items()))
         seats = "/".join(dict.fromkeys(e.spec.name for e in entrants))
@@ -183,10 +187,17 @@ def check_league(
         )
     for entrant in spec.entrants:
         model = model_of(host.registry, entrant.spec, environ)
-        if model is not None and price_of(model, spec.prices) is None:
+        if model is None:
+            continue
+        provider = provider_of(host.registry, entrant.spec, environ)
+        if price_of(model, spec.prices, provider) is not None:
+            continue
+        if provider is not None or spec.budget.limited:  # unpriced: only where no budget counts
+            why = "a server you run (no provider=), with a budget" if provider is None else ""
             raise LeagueError(
-                f"entrant {entrant.name!r}: no price for model {model!r};"
-                f' add [prices."{model}"] to the league file'
+                f"entrant {entrant.name!r}: no price for model {model!r}"
+                + (f" ({why})" if why else "")
+                + f'; add [prices."{model}"] to the league file'
             )
     for entrant in spec.entrants:  # last, as it may ask the provider: before the first table
         try:
@@ -202,6 +213,32 @@ def model_of(registry: Registry, spec: SeatSpec, environ: Mapping[str, str]) -> 
         return None
     try:
         return paid.model(spec.arg, environ)
+    except ValueError as exc:
+        raise LeagueError(f"seat {spec}: {exc}") from None
+
+
+def missing_key(registry: Registry, spec: SeatSpec, environ: Mapping[str, str]) -> str | None:
+    """The key a paid seat lacks (``None``: it has what it needs, or calls nothing): what
+    it declares, else its ``key_env`` if that is unset."""
+    paid = registry.seat(spec.name).paid
+    if paid is None:
+        return None
+    if paid.missing_key is None:
+        return None if environ.get(paid.key_env, "").strip() else paid.key_env
+    try:
+        return paid.missing_key(spec.arg, environ)
+    except ValueError as exc:
+        raise LeagueError(f"seat {spec}: {exc}") from None
+
+
+def provider_of(registry: Registry, spec: SeatSpec, environ: Mapping[str, str]) -> str | None:
+    """The provider a paid seat's calls are priced by, as it declares (Anthropic's when it
+    declares none; ``None``: a server the user runs, unpriced)."""
+    paid = registry.seat(spec.name).paid
+    if paid is None or paid.provider is None:
+        return DEFAULT_PROVIDER
+    try:
+        return paid.provider(spec.arg, environ)
     except ValueError as exc:
         raise LeagueError(f"seat {spec}: {exc}") from None
 
@@ -241,17 +278,18 @@ def stored_episode(
     spec: LeagueSpec,
     played: Played,
     provenance: Mapping[str, Mapping[str, str | None]],
-    models: Mapping[str, str | None],
+    models: Mapping[str, tuple[str | None, str | None]],
 ) -> StoredEpisode:
     """A played fixture as the store's rows: seats with entrant, tokens, cost and provenance;
-    ``models`` is the model each entrant calls (:func:`model_of`)."""
+    ``models`` is the model each entrant calls and its provider (:func:`model_of`,
+    :func:`provider_of`). A model no price covers is stored as :data:`UNPRICED`."""
     fixture, results, text, log, points = played
     rows = []
     for seat in results["seats"]:
         entrant = fixture.entrants[seat["slot"]]
-        model = models[entrant]
+        model, provider = models[entrant]
         tokens = seat_tokens(seat)
-        price = price_of(model, spec.prices) if model is not None else None
+        price = price_of(model, spec.prices, provider) if model is not None else None
         source = seat.get("provenance") or provenance[entrant]
         rows.append(
             (
@@ -268,7 +306,7 @@ def stored_episode(
                 source.get("distribution"),
                 source.get("version"),
                 source.get("isolation"),
-                price.named_source if price else None,
+                price.named_source if price else (UNPRICED if model is not None else None),
             )
         )
     return StoredEpisode(
