@@ -12,7 +12,13 @@ describes the whole.
 
 from arena import hookimpl
 from arena.registry import PaidCalls
-from arena_plugins.openai_chat.settings import API_KEY_ENV, SETTINGS, model_of
+from arena_plugins.openai_chat.settings import (
+    API_KEY_ENV,
+    SETTINGS,
+    missing_key,
+    model_of,
+    provider_of,
+)
 
 
 def openai_seat(context):
@@ -45,5 +51,7 @@ def register_seats(register):
             arg_key="policy",
             settings=SETTINGS,
             preflight=openai_preflight,
+            missing_key=missing_key,
+            provider=provider_of,
         ),
     )

@@ -25,6 +25,7 @@ import openai
 from arena.logs import get_logger
 from arena.seats import Reply, SeatContext, SeatUnavailable
 from arena.view import SeatView
+from arena_plugins.model_seat.prices import checked_provider
 from arena_plugins.model_seat.retries import (
     ApiUnavailable,
     RetryBounds,
@@ -142,18 +143,6 @@ class SeatSetup:
     place: Endpoint
     bounds: RetryBounds
 
-    @property
-    def missing_key(self) -> str | None:
-        """Why no call can be made (a key needed and unset), or ``None``."""
-        if not self.place.needs_key or self.place.key is not None:
-            return None
-        if self.place.key_env == "key_env":
-            return (
-                f"no key_env= for {host_of(self.place.base_url)} (OPENAI_API_KEY goes only to "
-                "OPENAI_BASE_URL or OpenAI): bayes played this seat"
-            )
-        return no_key(self.place.key_env)
-
 
 def seat_setup(arg: str | None, environ: Mapping[str, str]) -> SeatSetup:
     """``ValueError`` (one line) for a setting that cannot be played."""
@@ -162,19 +151,17 @@ def seat_setup(arg: str | None, environ: Mapping[str, str]) -> SeatSetup:
 
 
 def preflight(arg: str | None, environ: Mapping[str, str] = os.environ) -> None:
-    """Check, before any table starts, that an ``openai:ARG`` seat can be played."""
-    seat_setup(arg, environ)
-
-
-def missing_key(arg: str | None, environ: Mapping[str, str] = os.environ) -> str | None:
-    """Why a seat of ``openai:ARG`` would be played by a stand-in, or ``None``."""
-    return seat_setup(arg, environ).missing_key
+    """Check, before any table starts, that an ``openai:ARG`` seat can be played (its
+    ``provider=`` one genai-prices knows)."""
+    setup = seat_setup(arg, environ)
+    if setup.seat.provider is not None:
+        checked_provider(setup.seat.provider)
 
 
 def openai_seat(context: SeatContext, environ: Mapping[str, str] = os.environ):
     """The seat factory: a bad spec or setting fails here, before the episode starts."""
     setup = seat_setup(context.arg, environ)
     policy = resolve(setup.seat.policy)
-    if setup.missing_key is not None:
-        return bayes_stand_in(context, setup.missing_key)
+    if setup.place.missing_key is not None:
+        return bayes_stand_in(context, no_key(setup.place.missing_key))
     return OpenAISeat(context, policy, setup.seat, setup.place, setup.bounds)

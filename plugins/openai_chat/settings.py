@@ -28,6 +28,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 import attrs
 
+from arena_plugins.model_seat.prices import checked_provider, provider_of_url
 from arena_plugins.model_seat.retries import number
 
 API_KEY_ENV = "OPENAI_API_KEY"
@@ -134,6 +135,16 @@ class Endpoint:
         return not self.local
 
     @property
+    def missing_key(self) -> str | None:
+        """The key a call needs and lacks (``OPENAI_API_KEY``, the seat's ``key_env``, or
+        ``key_env= for HOST`` where no key may go), or ``None``."""
+        if not self.needs_key or self.key is not None:
+            return None
+        if self.key_env == "key_env":
+            return f"key_env= for {host_of(self.base_url)}"
+        return self.key_env
+
+    @property
     def openai_host(self) -> bool:
         """OpenAI's own API, which takes strict tool schemas."""
         return host_of(self.base_url) == host_of(OPENAI_BASE_URL)
@@ -157,6 +168,22 @@ def endpoint(seat: SeatArg, environ: Mapping[str, str]) -> Endpoint:
     return Endpoint(base_url, key, key_env, pairs_openai_env=pairs and key_env == API_KEY_ENV)
 
 
+def missing_key(arg: str | None, environ: Mapping[str, str]) -> str | None:
+    """The key a seat of ``openai:ARG`` lacks, so that a stand-in would play it, or ``None``."""
+    return endpoint(parse_arg(arg), environ).missing_key
+
+
 def model_of(arg: str | None, environ: Mapping[str, str]) -> str:
     """The model a seat of ``openai:ARG`` calls: what a league prices."""
     return parse_arg(arg).model
+
+
+def provider_of(arg: str | None, environ: Mapping[str, str]) -> str | None:
+    """The genai-prices provider a seat of ``openai:ARG`` is priced by: its ``provider=``,
+    else its base URL's host's; ``None`` (unpriced) for a server you run, or a host no
+    table knows."""
+    seat = parse_arg(arg)
+    if seat.provider is not None:
+        return checked_provider(seat.provider)
+    place = endpoint(seat, environ)
+    return None if place.local else provider_of_url(place.base_url)
