@@ -162,7 +162,9 @@ def test_same_seed_same_pairs(host):
 def test_json_shape(capsys):
     assert main(["compare", "bayes", "random", "--deals", "4", "--tables", "4", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert sorted(data) == ["a", "b", "ci95", "cost", "difference", "stopped", "tables", "verdict"]
+    keys = ["a", "b", "ci95", "cost", "difference", "stopped", "tables", "unpriced", "verdict"]
+    assert sorted(data) == keys
+    assert data["unpriced"] == []  # no model called: nothing left out of the cost
     assert (data["a"], data["b"], data["tables"], data["cost"]) == ("bayes", "random", 4, 0.0)
     assert (data["stopped"], data["verdict"]) == ("cap", "A is better")  # bayes by +0.4
     low, high = data["ci95"]
