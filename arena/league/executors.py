@@ -337,8 +337,10 @@ class Ray:
         self.pause = RayPause(ray.remote(num_cpus=0)(_PauseKeeper).remote())
         """Every task's 429 pause (:mod:`arena.limits`)."""
         self.running: dict[Any, Fixture] = {}
-        self.head = ray.get_runtime_context().gcs_address
-        """The cluster's head (its GCS), watched while the league plays."""
+        client = address is not None and address.startswith("ray://")
+        self.head = address if client else ray.get_runtime_context().gcs_address
+        """The cluster's head (its GCS), watched while the league plays; not through Ray
+        Client (``ray://``), whose cluster's GCS may not be reachable from here."""
         self.named = address or self.head
         """The head as the user named it (Ray names 127.0.0.1 by this host's address)."""
         self.head_seen = time.monotonic()
