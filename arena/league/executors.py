@@ -337,12 +337,10 @@ class Ray:
         self.pause = RayPause(ray.remote(num_cpus=0)(_PauseKeeper).remote())
         """Every task's 429 pause (:mod:`arena.limits`)."""
         self.running: dict[Any, Fixture] = {}
-        client = address is not None and address.startswith("ray://")
-        self.head = address if client else ray.get_runtime_context().gcs_address
-        """The cluster's head (its GCS), watched while the league plays; not through Ray
-        Client (``ray://``), whose cluster's GCS may not be reachable from here."""
-        self.named = address or self.head
-        """The head as the user named it (Ray names 127.0.0.1 by this host's address)."""
+        named = address not in (None, "auto")
+        self.head = address if named else ray.get_runtime_context().gcs_address
+        """The cluster's head, watched while the league plays: the address it was joined
+        by (a ``ray://`` one is Ray Client's to watch), else its GCS's."""
         self.head_seen = time.monotonic()
 
     @property
@@ -377,7 +375,7 @@ class Ray:
         silent = _silence(self.head)
         if silent is not None:
             raise ExecutorFailed(
-                f"lost the Ray cluster's head at {self.named}: {silent}; the stored episodes"
+                f"lost the Ray cluster's head at {self.head}: {silent}; the stored episodes"
                 " are kept: run the same command again to resume the league"
             )
         self.head_seen = time.monotonic()
