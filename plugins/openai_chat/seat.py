@@ -93,7 +93,7 @@ class OpenAISeat:
             self.policy,
             self.seat.model,
             self.shape,
-            strict=self.place.openai_host,
+            strict=self.place.openai_host or self.seat.provider == "openai",
             reasoning_effort=self.seat.reasoning_effort,
             max_tokens=self.seat.max_tokens,
         )

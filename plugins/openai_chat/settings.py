@@ -146,7 +146,8 @@ class Endpoint:
 
     @property
     def openai_host(self) -> bool:
-        """OpenAI's own API, which takes strict tool schemas."""
+        """OpenAI's own API, which takes strict tool schemas (as does a seat that names
+        ``provider=openai``, whatever its URL)."""
         return host_of(self.base_url) == host_of(OPENAI_BASE_URL)
 
 
