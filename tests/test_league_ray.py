@@ -227,8 +227,7 @@ def test_joining_without_the_token_setting_is_one_line(tmp_path, cluster):
     ran = arena("league", "run", *POOL, "--db", str(tmp_path / "x.sqlite"),
                 "--executor", "ray", "--address", cluster.address, env=env)  # fmt: skip
     assert ran.returncode == 1
-    assert "Traceback" not in ran.stderr
-    last = ran.stderr.strip().splitlines()[-1]
+    [last] = ran.stderr.splitlines()  # Ray's own retries and log lines silenced: one line
     assert last.startswith(f"arena: error: cannot join the Ray cluster at {cluster.address}: ")
     assert "set RAY_AUTH_MODE=token" in last
     assert stored(tmp_path / "x.sqlite") == 0
