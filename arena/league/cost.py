@@ -123,9 +123,12 @@ def table_price(model: str, provider: str | None = DEFAULT_PROVIDER) -> Price | 
         return None
     rates = info.get_prices(datetime.now(tz=timezone.utc))
     found = {ours: _base_rate(getattr(rates, theirs, None)) for ours, theirs in RATE_KEYS.items()}
+    one_hour = found["cache_write_1h"]
+    if one_hour is None and provider != DEFAULT_PROVIDER:  # the 2x multiplier is Anthropic's
+        one_hour = found["cache_write"] or 0.0
     return Price(
         **{k: v or 0.0 for k, v in found.items() if k != "cache_write_1h"},
-        cache_write_1h=found["cache_write_1h"],
+        cache_write_1h=one_hour,
         source=table_source(),
     )
 

@@ -192,13 +192,17 @@ def check_league(
         provider = provider_of(host.registry, entrant.spec, environ)
         if price_of(model, spec.prices, provider) is not None:
             continue
-        if provider is not None or spec.budget.limited:  # unpriced: only where no budget counts
-            why = "a server you run (no provider=), with a budget" if provider is None else ""
-            raise LeagueError(
-                f"entrant {entrant.name!r}: no price for model {model!r}"
-                + (f" ({why})" if why else "")
-                + f'; add [prices."{model}"] to the league file'
-            )
+        if provider is None and not spec.budget.limited:  # a server you run: shown unpriced
+            continue
+        what = (
+            f"no price for model {model!r}"
+            if provider is not None
+            else f"model {model!r} is unpriced (a server you run: no provider=) and the league"
+            " has a budget"
+        )
+        raise LeagueError(
+            f'entrant {entrant.name!r}: {what}; add [prices."{model}"] to the league file'
+        )
     for entrant in spec.entrants:  # last, as it may ask the provider: before the first table
         try:
             host.registry.preflight(entrant.spec, environ)
