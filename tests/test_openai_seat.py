@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 
 import attrs
 import pytest
@@ -17,6 +18,7 @@ from referee import replay
 
 from arena.runner import EpisodeRequest, run_episode
 from arena.seats import SeatSpec
+from arena_plugins.model_seat.retries import exhausted_wait
 
 pytestmark = pytest.mark.slow
 
@@ -308,9 +310,7 @@ def test_a_remote_base_url_with_no_key_env_is_a_stand_in_naming_key_env(host):
         ("honest?model=m&provider=nobody", "unknown provider 'nobody' (genai-prices knows: "),
     ],
 )
-def test_a_bad_setting_is_one_error_line_before_any_table(arg, message, tmp_path):
-    import subprocess
-
+def test_a_bad_setting_is_one_error_line_before_any_table(arg, message):
     out = subprocess.run(
         ["arena", "play", "--seat", f"openai:{arg}", "--seat", "bayes", "--seats", "2"],
         capture_output=True,
@@ -330,3 +330,27 @@ def test_a_refusal_that_is_not_about_the_shape_is_a_fault_not_a_new_shape(host):
         "OpenAI-compatible API refused the request (not retried): HTTP 401: bad key"
     ] * 2
     assert all(b["tool_choice"]["type"] == "function" for b in server.completions)
+
+
+@pytest.mark.parametrize(
+    "headers, wait",
+    [
+        # OpenAI's reset format: 1 minute 30.5 seconds is 90.5 s
+        ({"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "1m30.5s"}, 90.5),
+        ({"x-ratelimit-remaining-tokens": "0", "x-ratelimit-reset-tokens": "20ms"}, 0.02),
+        # both spent: the later reset, 2 s over 6 ms
+        (
+            {
+                "x-ratelimit-remaining-requests": "0",
+                "x-ratelimit-reset-requests": "6ms",
+                "x-ratelimit-remaining-tokens": "0",
+                "x-ratelimit-reset-tokens": "2s",
+            },
+            2.0,
+        ),
+        ({"x-ratelimit-remaining-requests": "3", "x-ratelimit-reset-requests": "1s"}, None),
+        ({"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "soon"}, None),
+    ],
+)
+def test_a_spent_rate_limit_waits_until_its_reset(headers, wait):
+    assert exhausted_wait(headers) == (pytest.approx(wait) if wait is not None else None)
