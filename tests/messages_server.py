@@ -42,15 +42,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
-import threading
-import time
 from collections import deque
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import attrs
+from loopback_http import Hang as Hang  # the Claude tests import these two from here
+from loopback_http import LoopbackServer, QuietHandler, run_against, serve_until_interrupted
+from model_player import THOUGHT_MARKER as THOUGHT_MARKER
+from model_player import Patience, legal_move, made_up_thought
 
 LOOKBACK = 20
 """Block boundaries before a breakpoint where the API looks for a cached prefix."""
@@ -329,8 +330,6 @@ FAMILY_RULES: dict[str, ModelRules] = {
 older model's), by ID prefix (the longest that matches). A model in neither is not checked."""
 FORCED_TOOL_WITH_THINKING = "Thinking may not be enabled when tool_choice forces tool use."
 SAMPLING = ("temperature", "top_p", "top_k")
-THOUGHT_MARKER = "[thought "
-"""How every thought the server makes up begins."""
 MIN_BUDGET = 1024
 
 
@@ -443,30 +442,11 @@ class Fail:
     retry_after: str | None = None
 
 
-@attrs.frozen
-class Hang:
-    """Say nothing for ``seconds`` (or until the server stops)."""
-
-    seconds: float
-
-
 Scripted = Answer | Fail | Hang
 Responder = Callable[[dict[str, Any]], Scripted]
 
 
-@attrs.frozen
-class Request:
-    """One request as the server received it."""
-
-    body: bytes
-    json: dict[str, Any]
-    headers: dict[str, str]
-    """Names in lower case."""
-    arrived: float
-    """``time.monotonic()`` when the body had been read."""
-
-
-class MessagesServer:
+class MessagesServer(LoopbackServer):
     """Start it (or use it as a context manager), script it, point the SDK at :attr:`url`."""
 
     def __init__(
@@ -478,14 +458,10 @@ class MessagesServer:
         min_cacheable: int = 0,
     ):
         self.responder = responder
-        self.latency = latency
-        """Seconds every request waits before its answer, as a live API's would."""
         self.models_api = models_api
         """Whether ``GET /v1/models[/{id}]`` is served; ``False``: a 404 for both, as from a
         gateway that forwards only ``/v1/messages``."""
         self.script: deque[Scripted] = deque()
-        self.requests: list[Request] = []
-        """Every ``POST /v1/messages``, in order of arrival."""
         self.model_lookups: list[str] = []
         """The path of every ``GET`` under ``/v1/models``, in order of arrival."""
         self.refusals: list[Fail] = []
@@ -493,41 +469,18 @@ class MessagesServer:
         self.min_cacheable = min_cacheable
         """Tokens a prompt prefix needs before a breakpoint writes it to the cache (the API's
         minimum is 512, 1,024 or 4,096 by model); a shorter one silently caches nothing."""
-        self._lock = threading.Lock()
-        self._stopping = threading.Event()
         self._cache: set[str] = set()
         self._served = 0
-        self._httpd = _Server(("127.0.0.1", port), _handler_for(self))
-        self._httpd.daemon_threads = True
-        # A client that hangs up mid-request (a stopped league, a timeout) is not news.
-        self._httpd.handle_error = lambda request, client_address: None
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        super().__init__(port, latency)
+        # self.requests: every ``POST /v1/messages``, in order of arrival.
 
-    @property
-    def url(self) -> str:
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}"
+    def handler(self) -> type[BaseHTTPRequestHandler]:
+        return _handler_for(self)
 
     def push(self, *items: Scripted) -> MessagesServer:
         with self._lock:
             self.script.extend(items)
         return self
-
-    def start(self) -> MessagesServer:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._stopping.set()
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        self._thread.join(timeout=5)
-
-    def __enter__(self) -> MessagesServer:
-        return self.start()
-
-    def __exit__(self, *exc_info) -> None:
-        self.stop()
 
     # --- serving ---------------------------------------------------------------------
 
@@ -656,18 +609,8 @@ def prompt_blocks(body: dict[str, Any]) -> list[tuple[str, bool, str]]:
     return out
 
 
-class _Server(ThreadingHTTPServer):
-    request_queue_size = 128
-    """Many tables in flight connect at once; the default backlog of 5 refuses them."""
-
-
 def _handler_for(server: MessagesServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, format: str, *args: Any) -> None:  # quiet
-            pass
-
+    class Handler(QuietHandler):
         def do_GET(self) -> None:
             path = self.path.split("?")[0]
             with server._lock:
@@ -688,8 +631,9 @@ def _handler_for(server: MessagesServer) -> type[BaseHTTPRequestHandler]:
                 )
 
         def do_POST(self) -> None:
-            raw = self.rfile.read(int(self.headers.get("content-length", 0)))
-            if self.path.split("?")[0] != "/v1/messages":
+            raw = self.read_body()
+            path = self.path.split("?")[0]
+            if path != "/v1/messages":
                 self._send(404, _error("not_found_error", f"no route {self.path}"))
                 return
             try:
@@ -697,16 +641,11 @@ def _handler_for(server: MessagesServer) -> type[BaseHTTPRequestHandler]:
             except json.JSONDecodeError:
                 self._send(400, _error("invalid_request_error", "body is not JSON"))
                 return
-            with server._lock:
-                server.requests.append(
-                    Request(
-                        raw, body, {k.lower(): v for k, v in self.headers.items()}, time.monotonic()
-                    )
-                )
+            server.record(raw, body, self.headers, path)
             item = server._next(body)
-            server._stopping.wait(server.latency)
+            server.pause(server.latency)
             if isinstance(item, Hang):
-                server._stopping.wait(item.seconds)
+                server.pause(item.seconds)
                 item = Fail(504, "api_error", "the test server hung")
             if isinstance(item, Fail):
                 headers = {"retry-after": item.retry_after} if item.retry_after else {}
@@ -715,27 +654,10 @@ def _handler_for(server: MessagesServer) -> type[BaseHTTPRequestHandler]:
                 self._send(200, server._message(body, item))
 
         def _send(self, status: int, payload: dict, headers: dict | None = None) -> None:
-            data = json.dumps(payload).encode()
-            try:
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.send_header("request-id", f"req_test_{len(server.requests):06d}")
-                for name, value in (headers or {}).items():
-                    self.send_header(name, value)
-                self.end_headers()
-                self.wfile.write(data)
-            except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout)
-                pass
+            request_id = {"request-id": f"req_test_{len(server.requests):06d}"}
+            self.send_json(status, payload, request_id | (headers or {}))
 
     return Handler
-
-
-def made_up_thought(body: dict[str, Any]) -> str:
-    """The server's thought for a request whose script gave none: marked with a digest of
-    the request, so it is unique to it and the same whatever order requests arrive in."""
-    digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:16]
-    return f"{THOUGHT_MARKER}{digest}] Weighing the standing bid."
 
 
 def _thinking_tokens(block: dict[str, Any]) -> int:
@@ -752,39 +674,16 @@ def _error(kind: str, message: str) -> dict[str, Any]:
 
 # --- a legal player, for whole episodes ---------------------------------------------------
 
-_DEAL = re.compile(r"# Your turn \(deal (\d+),")
-_LOWEST = re.compile(r"lowest bid quantity (\d+), face (\d+)")
-_BIDS_SO_FAR = re.compile(r"\(bid (\d+) of at most \d+\)")
-_RECORD_BID = re.compile(r"^(s\d)(?: \(you\))? bids quantity", re.MULTILINE)
 
-
-def table_player(patience: Callable[[int], int] = lambda deal: 3, talk: bool = True) -> Responder:
-    """A responder that always plays legally from what the prompt shows.
-
-    In deal d it challenges once ``patience(d)`` bids stand (when allowed), else
-    bids the lowest legal bid; it talks on its bids and keeps a notes line per
-    seat counting the bids it has seen, the way a tracking policy would.
-    """
+def table_player(patience: Patience = lambda deal: 3, talk: bool = True) -> Responder:
+    """A responder that always plays legally from what the prompt shows
+    (:func:`model_player.legal_move`), calling the ``act`` tool."""
 
     def respond(body: dict[str, Any]) -> Scripted:
         blocks = body["messages"][-1]["content"]
         turn = blocks[-1]["text"]
         record = "".join(block["text"] for block in blocks[:-1])
-        standing = _BIDS_SO_FAR.search(turn)
-        lowest = _LOWEST.search(turn)
-        counts: dict[str, int] = {}
-        for seat in _RECORD_BID.findall(record):
-            counts[seat] = counts.get(seat, 0) + 1
-        notes = "; ".join(f"{seat}: {n} bids seen" for seat, n in sorted(counts.items()))
-        reply: dict[str, Any] = {"notes": notes or "nothing seen yet"}
-        deal = int(_DEAL.search(turn)[1])
-        if lowest is None or (standing and int(standing[1]) >= patience(deal)):
-            return tool_call({"action": "challenge", **reply})
-        quantity, face = int(lowest[1]), int(lowest[2])
-        reply |= {"action": "bid", "quantity": quantity, "face": face}
-        if talk:
-            reply["say"] = f"I have plenty of {face}s."
-        return tool_call(reply)
+        return tool_call(legal_move(turn, record, patience, talk))
 
     return respond
 
@@ -801,8 +700,6 @@ def main() -> None:
     python tests/messages_server.py --latency 0.2 -- arena league run docs/league.toml
     """
     import argparse
-    import os
-    import subprocess
 
     parser = argparse.ArgumentParser(description="A loopback Messages API that plays legally.")
     parser.add_argument("--port", type=int, default=8765)
@@ -813,16 +710,10 @@ def main() -> None:
     port = 0 if command and args.port == 8765 else args.port
     server = MessagesServer(responder=table_player(), port=port, latency=args.latency).start()
     if command:
-        env = os.environ | {"ANTHROPIC_API_KEY": "loopback", "ANTHROPIC_BASE_URL": server.url}
-        try:
-            raise SystemExit(subprocess.run(command, env=env).returncode)
-        finally:
-            server.stop()
-    print(f"serving the Messages API on {server.url} (Ctrl-C stops)", flush=True)
-    try:
-        server._thread.join()
-    except KeyboardInterrupt:
-        server.stop()
+        run_against(
+            server, command, {"ANTHROPIC_API_KEY": "loopback", "ANTHROPIC_BASE_URL": server.url}
+        )
+    serve_until_interrupted(server, "the Messages API")
 
 
 if __name__ == "__main__":
