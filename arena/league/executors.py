@@ -82,7 +82,9 @@ PROBE_SECONDS = 5.0
 """How long a TCP connect to a Ray cluster's address may take before it counts as silent."""
 HEAD_CHECK_SECONDS = 1.0
 """How often a Ray league checks that its cluster's head still answers."""
-SEAT_ENVIRON = ("ANTHROPIC_", "ARENA_", "PLAYER_")
+SEAT_ENVIRON = ("ANTHROPIC_", "ARENA_", "OPENAI_", "PLAYER_")
+"""The variables a seat reads, which a Ray task (that does not inherit ours) is handed: an
+``openai`` seat's ``key_env`` must be named within them to reach a Ray worker."""
 Played = tuple[Fixture, dict[str, Any], str, bytes, dict[tuple[int, int], int]]
 """A finished fixture: its results JSON (as a dict, and as the text the store keeps),
 its compressed event log, and the points each slot took from each other slot. The text,
