@@ -8,6 +8,7 @@ a JSON reply, and running one command against a server from the command line.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
@@ -127,6 +128,21 @@ class QuietHandler(BaseHTTPRequestHandler):
 
     def send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
         self.send_bytes(status, json.dumps(payload).encode(), "application/json", headers)
+
+
+def parse_command_line(
+    parser: argparse.ArgumentParser, default_port: int
+) -> tuple[argparse.Namespace, list[str], int]:
+    """The options every loopback API's command line takes beside its own (``--port``,
+    ``--latency``, ``-- COMMAND``), parsed: the options, the command (empty: none) and the
+    port to serve on, any free one when a command runs and no port was named."""
+    parser.add_argument("--port", type=int, default=default_port)
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds per answer")
+    parser.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND to run against it")
+    args = parser.parse_args()
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    port = 0 if command and args.port == default_port else args.port
+    return args, command, port
 
 
 def run_against(server: LoopbackServer, command: list[str], env: dict[str, str]) -> None:

@@ -49,7 +49,13 @@ from typing import Any
 
 import attrs
 from loopback_http import Hang as Hang  # the Claude tests import these two from here
-from loopback_http import LoopbackServer, QuietHandler, run_against, serve_until_interrupted
+from loopback_http import (
+    LoopbackServer,
+    QuietHandler,
+    parse_command_line,
+    run_against,
+    serve_until_interrupted,
+)
 from model_player import THOUGHT_MARKER as THOUGHT_MARKER
 from model_player import Patience, legal_move, made_up_thought
 
@@ -702,12 +708,7 @@ def main() -> None:
     import argparse
 
     parser = argparse.ArgumentParser(description="A loopback Messages API that plays legally.")
-    parser.add_argument("--port", type=int, default=8765)
-    parser.add_argument("--latency", type=float, default=0.0, help="seconds per answer")
-    parser.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND to run against it")
-    args = parser.parse_args()
-    command = args.command[1:] if args.command[:1] == ["--"] else args.command
-    port = 0 if command and args.port == 8765 else args.port
+    args, command, port = parse_command_line(parser, default_port=8765)
     server = MessagesServer(responder=table_player(), port=port, latency=args.latency).start()
     if command:
         run_against(
