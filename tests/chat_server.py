@@ -59,7 +59,14 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import attrs
-from loopback_http import Hang, LoopbackServer, QuietHandler, run_against, serve_until_interrupted
+from loopback_http import (
+    Hang,
+    LoopbackServer,
+    QuietHandler,
+    parse_command_line,
+    run_against,
+    serve_until_interrupted,
+)
 from model_player import TURN_HEADING, Patience, legal_move, made_up_thought, split_prompt
 
 CREATED = 1_767_225_600
@@ -439,15 +446,14 @@ def refusal(kind: ServerKind, body: dict[str, Any]) -> Fail | None:
     if kind.checks_strict:
         for index, tool in enumerate(tools):
             function = tool.get("function", {})
-            if function.get("strict"):
-                broken = _strict_breach(function.get("parameters", {}))
-                if broken:
-                    return Fail(
-                        400,
-                        f"Invalid schema for function '{function.get('name')}': {broken}",
-                        code="invalid_function_parameters",
-                        param=f"tools[{index}].function.parameters",
-                    )
+            refused = function.get("strict") and _strict_refusal(
+                function.get("parameters", {}),
+                f"function '{function.get('name')}'",
+                "invalid_function_parameters",
+                f"tools[{index}].function.parameters",
+            )
+            if refused:
+                return refused
     response_format = body.get("response_format") or {}
     if response_format.get("type") == "json_schema":
         if kind.json_schema == "refuses":
@@ -458,15 +464,21 @@ def refusal(kind: ServerKind, body: dict[str, Any]) -> Fail | None:
             )
         schema = response_format.get("json_schema", {})
         if kind.checks_strict and schema.get("strict"):
-            broken = _strict_breach(schema.get("schema", {}))
-            if broken:
-                return Fail(
-                    400,
-                    f"Invalid schema for response_format '{schema.get('name')}': {broken}",
-                    code="invalid_json_schema",
-                    param="response_format",
-                )
+            return _strict_refusal(
+                schema.get("schema", {}),
+                f"response_format '{schema.get('name')}'",
+                "invalid_json_schema",
+                "response_format",
+            )
     return None
+
+
+def _strict_refusal(schema: Any, what: str, code: str, param: str) -> Fail | None:
+    """OpenAI's 400 for a strict ``schema`` its rules refuse, ``None`` for one they take."""
+    broken = _strict_breach(schema)
+    if broken is None:
+        return None
+    return Fail(400, f"Invalid schema for {what}: {broken}", code=code, param=param)
 
 
 def _strict_breach(schema: Any, context: tuple[str, ...] = ()) -> str | None:
@@ -699,12 +711,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="A loopback chat completions API that plays.")
     parser.add_argument("--kind", choices=sorted(KINDS), default="openai")
     parser.add_argument("--key", help="the key the server requires (default: none)")
-    parser.add_argument("--port", type=int, default=8766)
-    parser.add_argument("--latency", type=float, default=0.0, help="seconds per answer")
-    parser.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND to run against it")
-    args = parser.parse_args()
-    command = args.command[1:] if args.command[:1] == ["--"] else args.command
-    port = 0 if command and args.port == 8766 else args.port
+    args, command, port = parse_command_line(parser, default_port=8766)
     server = ChatServer(args.kind, key=args.key, port=port, latency=args.latency).start()
     if command:
         env = {"OPENAI_BASE_URL": f"{server.url}/v1"}

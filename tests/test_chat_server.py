@@ -145,6 +145,21 @@ def test_openai_refuses_a_strict_schema_whose_properties_are_not_all_required():
     assert len(server.refusals) == 1
 
 
+def test_openai_refuses_a_strict_response_format_without_additional_properties_false():
+    loose = {**STRICT_ACT, "additionalProperties": True}
+    response_format = {
+        "type": "json_schema",
+        "json_schema": {**ACT_FORMAT["json_schema"], "schema": loose},
+    }
+    with ChatServer("openai") as server, pytest.raises(openai.BadRequestError) as refused:
+        ask(server, response_format=response_format)
+    assert (refused.value.code, refused.value.param) == ("invalid_json_schema", "response_format")
+    assert refused.value.message.endswith(
+        "Invalid schema for response_format 'act': In context=(), 'additionalProperties' is "
+        "required to be supplied and to be false."
+    )
+
+
 def test_openai_refuses_max_tokens_on_a_reasoning_model():
     with ChatServer("openai") as server, pytest.raises(openai.BadRequestError) as refused:
         ask(server, tools=TOOLS, max_tokens=500)
