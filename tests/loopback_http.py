@@ -41,6 +41,12 @@ class Hang:
     seconds: float
 
 
+POLL = 0.05
+"""Seconds between the serving loop's looks for a stop: ``stop()`` waits up to this long
+(the standard library's half second made every test that starts a server half a second
+longer)."""
+
+
 class _Server(ThreadingHTTPServer):
     request_queue_size = 128
     """Many tables in flight connect at once; the default backlog of 5 refuses them."""
@@ -62,7 +68,9 @@ class LoopbackServer:
         self._httpd.daemon_threads = True
         # A client that hangs up mid-request (a stopped league, a timeout) is not news.
         self._httpd.handle_error = lambda request, client_address: None
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": POLL}, daemon=True
+        )
 
     def handler(self) -> type[BaseHTTPRequestHandler]:
         raise NotImplementedError
