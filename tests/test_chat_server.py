@@ -405,6 +405,7 @@ def test_a_kind_can_be_varied_with_attrs_evolve():
     assert reply.usage.completion_tokens == 12  # no reasoning: the answer alone
 
 
+@pytest.mark.slow
 def test_standalone_runs_a_command_with_openai_base_url_set():
     script = (
         "import openai; c = openai.OpenAI(api_key='never-sent', max_retries=0); "
