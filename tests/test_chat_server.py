@@ -267,6 +267,15 @@ def test_no_tools_writes_the_action_in_a_fenced_block_after_prose_without_a_sche
     assert json.loads(fenced.removesuffix("\n```")) == MOVE
 
 
+def test_a_server_that_ignores_json_schema_answers_in_prose_all_the_same():
+    ignoring = attrs.evolve(KINDS["no-tools"], json_schema="ignores")
+    with ChatServer(ignoring) as server:
+        reply = ask(server, response_format=ACT_FORMAT)
+    content = reply.choices[0].message.content
+    assert content.startswith("I will take my turn now.\n```json\n")
+    assert json.loads(content.split("```json\n")[1].removesuffix("\n```")) == MOVE
+
+
 def test_no_tools_no_schema_refuses_a_json_schema_in_llama_servers_shape():
     with ChatServer("no-tools-no-schema") as server, pytest.raises(openai.BadRequestError) as e:
         ask(server, response_format=ACT_FORMAT)
