@@ -160,6 +160,22 @@ def test_openai_refuses_a_strict_response_format_without_additional_properties_f
     )
 
 
+@pytest.mark.parametrize(
+    ("request_", "words"),
+    [
+        ({"tool_choice": "required"}, "'tool_choice' is only allowed when 'tools' are specified"),
+        (
+            {"tools": TOOLS, "tool_choice": {"type": "function", "function": {"name": "bid"}}},
+            "tool_choice names a function that is not in tools",
+        ),
+    ],
+)
+def test_a_tool_choice_with_no_tool_to_choose_is_refused(request_, words):
+    with ChatServer("vllm") as server, pytest.raises(openai.BadRequestError) as refused:
+        ask(server, **request_)
+    assert words in refused.value.message and refused.value.param == "tool_choice"
+
+
 def test_openai_refuses_max_tokens_on_a_reasoning_model():
     with ChatServer("openai") as server, pytest.raises(openai.BadRequestError) as refused:
         ask(server, tools=TOOLS, max_tokens=500)
