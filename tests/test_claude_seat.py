@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 import urllib.error
 import urllib.request
 
@@ -20,6 +21,7 @@ from claude_tables import api, moves, of, offline, tail, tail_of, two_seat_table
 from messages_server import Fail, Hang, MessagesServer, text, tool_call, tool_calls
 
 from arena import seeding
+from arena.limits import LIMITER
 from arena.runner import EpisodeRequest, SetupError, run_episode
 from arena.seats import SeatSpec
 from arena_plugins.claude.client import retry_after
@@ -233,6 +235,9 @@ def test_a_retry_after_beyond_the_time_bound_is_not_waited(host, api, monkeypatc
     claude, _, records = two_seat_table(host, claude_opens=True)
     (fault,) = of(records, "fault", claude)
     assert fault["reason"].startswith("Claude API unavailable after 1 attempt: HTTP 429")
+    # the league's pause is held to the same 5 s bound: paused for the hour asked, every
+    # seat's next request in this process would have waited an hour
+    assert LIMITER.paused.until() - time.time() <= 5
 
 
 def test_a_refused_request_is_a_fault_without_retrying(host, api):

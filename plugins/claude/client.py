@@ -53,7 +53,7 @@ def make_client(api_key: str, bounds: RetryBounds) -> anthropic.Anthropic:
 
 @functools.cache
 def _shared_client(api_key: str, bounds: RetryBounds, base_url: str | None) -> anthropic.Anthropic:
-    hooks = {"response": [_pause_every_seat]}
+    hooks = {"response": [functools.partial(_pause_every_seat, longest=bounds.total)]}
     return anthropic.Anthropic(
         api_key=api_key,
         max_retries=0,
@@ -62,14 +62,16 @@ def _shared_client(api_key: str, bounds: RetryBounds, base_url: str | None) -> a
     )
 
 
-def _pause_every_seat(response: Any) -> None:
-    """A ``retry-after`` (a 429's) pauses every seat of the league as its headers arrive.
+def _pause_every_seat(response: Any, longest: float) -> None:
+    """A ``retry-after`` (a 429's) pauses every seat of the league as its headers arrive,
+    for at most ``longest`` (the retry bound: no wait goes past it, and a server asking for
+    an hour would otherwise hold every seat's next decision that long).
     Paused from the retry hook instead, after the SDK had read the body and raised, other
     seats sent 8 to 16 requests in the 20-115 ms that took beside seven busy tables, and a
     seat with no retry left paused nobody (docs/league.md, API limits)."""
     asked = asked_wait(response.headers)
     if asked is not None:
-        LIMITER.pause(asked)
+        LIMITER.pause(min(asked, longest))
 
 
 def is_transient(error: BaseException) -> bool:
