@@ -24,7 +24,7 @@ Pocock's level decides *when* to stop; the interval reported *at* the stop is th
 stage-wise ordering interval (:func:`stagewise_interval`; Tsiatis, Rosner & Mehta 1984;
 Jennison & Turnbull ch. 8). A run that stops early on "excludes 0" spends little of
 Pocock's 5%, so its Pocock interval covers more than 95% (bench/stopping.py measured
-97.5-98.1%, the stage-wise interval 93.1-95.3%, docs/league.md). The stage-wise
+97.5-98.1%, the stage-wise interval 93.1-95.6%, docs/league.md). The stage-wise
 interval is the set of truths under which what was seen (the look it stopped at, and
 its statistic there) is in neither 2.5% tail of the sequential distribution, so it holds
 95% whichever look the run stops at.
