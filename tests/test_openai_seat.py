@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import time
 
 import attrs
 import pytest
@@ -16,6 +17,7 @@ import structlog
 from chat_server import ChatServer, Fail, cut_off, move, rate_limited, server_error, table_player
 from referee import replay
 
+from arena.limits import LIMITER
 from arena.runner import EpisodeRequest, run_episode
 from arena.seats import SeatSpec
 from arena_plugins.model_seat.retries import exhausted_wait
@@ -354,3 +356,14 @@ def test_a_refusal_that_is_not_about_the_shape_is_a_fault_not_a_new_shape(host):
 )
 def test_a_spent_rate_limit_waits_until_its_reset(headers, wait):
     assert exhausted_wait(headers) == (pytest.approx(wait) if wait is not None else None)
+
+
+def test_a_retry_after_beyond_the_time_bound_pauses_the_league_no_longer(host, monkeypatch):
+    """A 429 asking for an hour (and requests spent until then) is a fault at once, and the
+    league's pause is held to the 5 s bound: every seat's next request would wait an hour."""
+    monkeypatch.setenv("ARENA_OPENAI_RETRY_SECONDS", "5")
+    with ChatServer("openai") as server:
+        records = one_decision(host, server, rate_limited(retry_after="3600", reset="1h"))
+    fault = [r for r in records if r["type"] == "fault"][0]
+    assert fault["reason"].startswith("OpenAI-compatible API unavailable after 1 attempt: HTTP 429")
+    assert LIMITER.paused.until() - time.time() <= 5

@@ -157,14 +157,17 @@ def exhausted_wait(headers: Mapping[str, str]) -> float | None:
     return max(waits) if waits else None
 
 
-def pause_every_seat(response: Any) -> None:
-    """An HTTP client's response hook: what a reply's headers ask for pauses every seat of
-    the league as they arrive. Paused only later, from the retry hook, after the SDK had
-    read the body and raised, other seats sent 8 to 16 requests in the 20-115 ms that took
-    beside seven busy tables, and a seat with no retry left paused nobody (docs/league.md)."""
+def pause_every_seat(response: Any, longest: float) -> None:
+    """An HTTP client's response hook (bind ``longest``, the seat's retry bound): what a
+    reply's headers ask for pauses every seat of the league as they arrive, for at most
+    ``longest``, as no other wait goes past it (a server asking for an hour would hold every
+    seat's next decision that long). Paused only later, from the retry hook, after the SDK
+    had read the body and raised, other seats sent 8 to 16 requests in the 20-115 ms that
+    took beside seven busy tables, and a seat with no retry left paused nobody
+    (docs/league.md)."""
     waits = [w for w in (asked_wait(response.headers), exhausted_wait(response.headers)) if w]
     if waits:
-        LIMITER.pause(max(waits))
+        LIMITER.pause(min(max(waits), longest))
 
 
 def retry_after(error: BaseException | None) -> float | None:
@@ -199,7 +202,9 @@ class Wire:
     """What the retry policy needs to know of one API's SDK."""
 
     name: str
-    """How logs and fault lines name the API (``Claude API``)."""
+    """How fault lines name the API (``Claude API``)."""
+    retry_event: str
+    """The warning logged before each retry (``claude api retry``)."""
     error: type[BaseException]
     """The SDK's base error: anything else is a bug, not a fault, and is not caught."""
     is_transient: Callable[[BaseException], bool]
@@ -230,7 +235,7 @@ def call_with_retries(
         if getattr(error, "status_code", None) == 429 or retry_after(error) is not None:
             LIMITER.pause(state.upcoming_sleep)  # the server limits the account: every seat waits
         log.warning(
-            f"{wire.name} retry",
+            wire.retry_event,
             attempt=state.attempt_number,
             error=type(error).__name__,
             wait=round(state.upcoming_sleep, 3),

@@ -16,7 +16,12 @@ from typing import Any
 
 import openai
 
-from arena_plugins.model_seat.retries import Wire, pause_every_seat, status_is_transient
+from arena_plugins.model_seat.retries import (
+    RetryBounds,
+    Wire,
+    pause_every_seat,
+    status_is_transient,
+)
 from arena_plugins.openai_chat.settings import Endpoint
 
 
@@ -26,15 +31,16 @@ def _no_key() -> str:
 
 
 @functools.cache
-def make_client(place: Endpoint, timeout: float) -> openai.OpenAI:
-    """The process's client for this endpoint and timeout, shared by every seat that uses them
-    (building one costs a TLS context; shared, seats reuse its pooled connections)."""
+def make_client(place: Endpoint, bounds: RetryBounds) -> openai.OpenAI:
+    """The process's client for this endpoint and these bounds, shared by every seat that uses
+    them (building one costs a TLS context; shared, seats reuse its pooled connections)."""
+    hooks = {"response": [functools.partial(pause_every_seat, longest=bounds.total)]}
     return openai.OpenAI(
         api_key=place.key if place.key else _no_key,
         base_url=place.base_url,
         max_retries=0,
-        timeout=timeout,
-        http_client=openai.DefaultHttpxClient(event_hooks={"response": [pause_every_seat]}),
+        timeout=bounds.timeout,
+        http_client=openai.DefaultHttpxClient(event_hooks=hooks),
     )
 
 
@@ -85,6 +91,7 @@ def refusal_text(error: BaseException) -> str:
 
 WIRE = Wire(
     name="OpenAI-compatible API",
+    retry_event="openai api retry",
     error=openai.APIError,
     is_transient=is_transient,
     describe=describe,

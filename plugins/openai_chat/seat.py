@@ -75,7 +75,7 @@ class OpenAISeat:
         self.seat = seat
         self.place = place
         self.bounds = bounds
-        self.client = make_client(place, bounds.timeout)
+        self.client = make_client(place, bounds)
         self.shape = SHAPES[0]
         """The request shape in use; it only steps down, once per shape, this episode."""
 
