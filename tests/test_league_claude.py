@@ -102,6 +102,13 @@ def test_claude_tables_in_threads_play_what_serial_plays(tmp_path, host, monkeyp
         + bluffer["cacheWrite"] * 1.25
     ) / 1e6
     assert cost["byEntrant"]["bluffer"]["usd"] == pytest.approx(expected)
+    # league show's cache-read share: reads over every prompt token (plain, read, written)
+    prompt = bluffer["input"] + bluffer["cacheRead"] + bluffer["cacheWrite"]
+    assert bluffer["cacheRead"] > 0
+    assert cost["byEntrant"]["bluffer"]["cacheReadShare"] == pytest.approx(
+        bluffer["cacheRead"] / prompt, abs=5e-5
+    )
+    assert cost["byEntrant"]["bayes"]["cacheReadShare"] is None  # no prompts at all
 
 
 def test_a_budget_stops_the_league_before_it_would_be_passed_and_resumes(

@@ -23,7 +23,7 @@ from rich.table import Table
 from arena.audit import run_pooled
 from arena.figures import fixed
 from arena.league.config import league_rounds
-from arena.league.cost import TOKEN_KINDS, UNPRICED
+from arena.league.cost import TOKEN_KINDS, UNPRICED, USAGE_KEYS
 from arena.league.looks import ALPHA, league_alpha, settled
 from arena.league.schedule import DUPLICATE_SCHEDULE, paired
 from arena.league.standings import (
@@ -47,6 +47,7 @@ from arena.league.store import (
     stored_results,
 )
 from arena.plugins import Reporter
+from arena.results import cache_read_share
 from arena.spreadsheet import safe_row
 from arena.terminal_text import cell
 
@@ -238,7 +239,12 @@ def _cost(db) -> dict[str, Any]:
     for name, *counts, spent in db.execute(
         f"SELECT {_entrant('seats')}, {columns} FROM seats GROUP BY 1 ORDER BY 1"
     ):
-        by_entrant[name] = {"tokens": _tokens(counts), "usd": spent or 0.0}
+        tokens_of = _tokens(counts)
+        by_entrant[name] = {
+            "tokens": tokens_of,
+            "usd": spent or 0.0,
+            "cacheReadShare": _cache_read_share(tokens_of),
+        }
     source = "price_source" if has_column(db, "seats", "price_source") else "NULL"
     by_price = [  # a model no price covers has unknown dollars: None, never 0
         {
@@ -255,6 +261,7 @@ def _cost(db) -> dict[str, Any]:
     return {
         "tokens": _tokens(tokens),
         "usd": usd or 0.0,
+        "cacheReadShare": _cache_read_share(_tokens(tokens)),
         "byEntrant": by_entrant,
         "byPrice": by_price,
     }
@@ -279,6 +286,12 @@ def fault_turns(path: str | Path, db) -> dict[str, int]:
 def _tokens(counts) -> dict[str, int]:
     tokens = {kind: int(n or 0) for kind, n in zip(TOKEN_KINDS, counts, strict=True)}
     return tokens | {"total": sum(tokens.values())}
+
+
+def _cache_read_share(tokens: dict[str, int]) -> float | None:
+    """The episode results' cache-read share (:func:`arena.results.cache_read_share`) over
+    an entrant's stored tokens: a Claude entrant near 0 pays full price for every prompt."""
+    return cache_read_share({USAGE_KEYS[kind]: tokens[kind] for kind in TOKEN_KINDS})
 
 
 STOP_REASONS = {"target": "target met", "cap": "cap", "budget": "budget"}
@@ -350,12 +363,16 @@ def report_tables(report: dict[str, Any], source: str) -> list[Table]:
     if any(_marker(row) for row in [*report["standings"], *report["headToHead"]]):
         ranking.caption = duels.caption = TOO_FEW_NOTE
     spend = Table(title="cost", box=box.SIMPLE_HEAD)
-    for column in ("entrant", *TOKEN_KINDS, "usd"):
+    for column in ("entrant", *TOKEN_KINDS, "cache read", "usd"):
         spend.add_column(column, justify="left" if column == "entrant" else "right")
     cost = report["cost"]
     for name, part in [*cost["byEntrant"].items(), ("league", cost)]:
+        share = part.get("cacheReadShare")  # None: no prompt tokens (or stored before it)
         spend.add_row(
-            cell(name), *(f"{part['tokens'][k]:,}" for k in TOKEN_KINDS), f"{part['usd']:.4f}"
+            cell(name),
+            *(f"{part['tokens'][k]:,}" for k in TOKEN_KINDS),
+            "-" if share is None else f"{share:.1%}",
+            f"{part['usd']:.4f}",
         )
     priced = Table(title="cost by model and the source of its price", box=box.SIMPLE_HEAD)
     for column in ("model", "price source", "tokens", "usd"):
