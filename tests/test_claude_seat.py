@@ -24,8 +24,8 @@ from arena import seeding
 from arena.limits import LIMITER
 from arena.runner import EpisodeRequest, SetupError, run_episode
 from arena.seats import SeatSpec
-from arena_plugins.claude.client import retry_after
 from arena_plugins.claude.settings import DEFAULT_MODEL
+from arena_plugins.model_seat.retries import retry_after
 
 pytestmark = pytest.mark.slow
 

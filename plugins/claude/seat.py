@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any
 
 import anthropic
 import attrs
@@ -38,7 +37,7 @@ import attrs
 from arena.logs import get_logger
 from arena.seats import Reply, SeatContext, SeatUnavailable
 from arena.view import SeatView
-from arena_plugins.claude.client import ApiUnavailable, create_message, make_client
+from arena_plugins.claude.client import create_message, make_client
 from arena_plugins.claude.lookup import model_rules
 from arena_plugins.claude.models import adapted_after
 from arena_plugins.claude.prompt import build_request
@@ -53,10 +52,11 @@ from arena_plugins.claude.settings import (
     parse_arg,
     retry_bounds,
 )
-from arena_plugins.scripted import bayes
+from arena_plugins.model_seat.retries import ApiUnavailable
+from arena_plugins.model_seat.stand_in import bayes_stand_in, no_key
+from arena_plugins.model_seat.usage import usage
 from arena_policies import Policy, resolve
 
-NO_KEY = f"no {API_KEY_ENV}: bayes played this seat"
 CACHE_CHECK_CALLS = 4
 """Calls after which a seat that has read nothing from the prompt cache says so."""
 
@@ -88,9 +88,9 @@ class ClaudeSeat:
     def decide(self, view: SeatView) -> Reply:
         message = self._ask(view)
         content = message.content
-        usage = usage_of(message)
-        self._watch_cache(usage["cache_read_tokens"])
-        return Reply(read_reply(content), usage=usage, thinking=read_thinking(content))
+        used = usage_of(message)
+        self._watch_cache(used["cache_read_tokens"])
+        return Reply(read_reply(content), usage=used, thinking=read_thinking(content))
 
     def _watch_cache(self, read: int) -> None:
         self.calls += 1
@@ -135,31 +135,20 @@ class ClaudeSeat:
         return True
 
 
-class StandIn:
-    """Another policy playing a seat throughout, and why (reported as ``standIn``)."""
-
-    def __init__(self, seat: Any, reason: str):
-        self.seat = seat
-        self.stand_in = reason
-
-    def decide(self, view: SeatView):
-        return self.seat.decide(view)
-
-
 def usage_of(message: anthropic.types.Message) -> dict[str, int]:
     """The token counts the API reported, in the engine's ``usage`` vocabulary; a split the
     API does not report counts 0."""
-    usage = message.usage
-    split = usage.cache_creation
-    details = usage.output_tokens_details
-    return {
-        "input_tokens": usage.input_tokens,
-        "output_tokens": usage.output_tokens,
-        "cache_read_tokens": usage.cache_read_input_tokens or 0,
-        "cache_write_tokens": usage.cache_creation_input_tokens or 0,
-        "cache_write_1h_tokens": split.ephemeral_1h_input_tokens if split else 0,
-        "thinking_tokens": details.thinking_tokens if details else 0,
-    }
+    reported = message.usage
+    split = reported.cache_creation
+    details = reported.output_tokens_details
+    return usage(
+        reported.input_tokens,
+        reported.output_tokens,
+        cache_read=reported.cache_read_input_tokens or 0,
+        cache_write=reported.cache_creation_input_tokens or 0,
+        cache_write_1h=split.ephemeral_1h_input_tokens if split else 0,
+        thinking=details.thinking_tokens if details else 0,
+    )
 
 
 @attrs.frozen
@@ -197,5 +186,5 @@ def claude_seat(context: SeatContext, environ: Mapping[str, str] = os.environ):
     policy = resolve(parse_arg(context.arg).policy)
     setup = seat_setup(context.arg, environ)
     if setup.client is None:
-        return StandIn(bayes(context), NO_KEY)
+        return bayes_stand_in(context, no_key(API_KEY_ENV))
     return ClaudeSeat(context, policy, setup.settings, setup.bounds, setup.client)

@@ -7,18 +7,21 @@ Claude seat. What a model takes (its thinking modes, effort levels, output
 limit) is checked here against its :class:`~arena_plugins.claude.models.ModelRules`,
 as the Models API gave them (or the shipped table). No sampling parameter is
 settable: current models refuse ``temperature`` with a 400.
-Retry bounds are table-wide and come from the environment only. Every bad value
-is a one-line error naming the variable or setting.
+Retry bounds are table-wide and come from the environment only (the model-seat
+core's, under :data:`RETRY_PREFIX`). Every bad value is a one-line error naming
+the variable or setting.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from urllib.parse import parse_qsl
 
 import attrs
 
 from arena_plugins.claude.models import ADAPTIVE, ModelRules, shipped_rules
+from arena_plugins.model_seat.retries import RetryBounds, number
+from arena_plugins.model_seat.retries import retry_bounds as core_retry_bounds
 
 API_KEY_ENV = "ANTHROPIC_API_KEY"
 """Where the key is read from; named here, away from the SDK, so a league can check for
@@ -34,10 +37,9 @@ MODEL_ENV = "ARENA_CLAUDE_MODEL"
 THINKING_ENV = "ARENA_CLAUDE_THINKING"
 EFFORT_ENV = "ARENA_CLAUDE_EFFORT"
 MAX_TOKENS_ENV = "ARENA_CLAUDE_MAX_TOKENS"
-TIMEOUT_ENV = "ARENA_CLAUDE_TIMEOUT"
-ATTEMPTS_ENV = "ARENA_CLAUDE_RETRY_ATTEMPTS"
-RETRY_SECONDS_ENV = "ARENA_CLAUDE_RETRY_SECONDS"
-BACKOFF_ENV = "ARENA_CLAUDE_BACKOFF"
+RETRY_PREFIX = "ARENA_CLAUDE"
+"""The retry bounds' variables (:func:`arena_plugins.model_seat.retries.retry_bounds`):
+``ARENA_CLAUDE_TIMEOUT``, ``_RETRY_ATTEMPTS``, ``_RETRY_SECONDS``, ``_BACKOFF``."""
 
 
 @attrs.frozen
@@ -67,20 +69,6 @@ class ModelSettings:
             return self.max_tokens
         default = THINKING_MAX_TOKENS if self.thinking == ADAPTIVE else DEFAULT_MAX_TOKENS
         return min(default, self.limit) if self.limit is not None else default
-
-
-@attrs.frozen
-class RetryBounds:
-    """How long a seat keeps trying through transient API faults before rule 11 steps in."""
-
-    timeout: float = 60.0
-    """Seconds one HTTP request may take (connect, send, wait for the reply)."""
-    attempts: int = 4
-    """Requests per decision, the first included."""
-    total: float = 120.0
-    """Seconds of retrying per decision; no wait (``retry-after`` included) goes past it."""
-    backoff: float = 1.0
-    """First backoff in seconds; doubles per attempt, with jitter, up to 32x."""
 
 
 SETTINGS = ("model", "thinking", "effort", "max_tokens")
@@ -140,7 +128,7 @@ def model_settings(
     rules = rules or shipped_rules(model)
     settings = ModelSettings(
         model=model,
-        max_tokens=_number(max_tokens, max_tokens_name, int, None, low=1),
+        max_tokens=number(max_tokens, max_tokens_name, int, None, low=1),
         thinking=rules.check(_word(thinking), _word(effort), names=(thinking_name, effort_name)),
         effort=_word(effort),
         off_type=rules.off_type or "disabled",
@@ -159,37 +147,5 @@ def _word(text: str | None) -> str | None:
 
 
 def retry_bounds(environ: Mapping[str, str]) -> RetryBounds:
-    default = RetryBounds()
-    return RetryBounds(
-        timeout=_number(environ.get(TIMEOUT_ENV), TIMEOUT_ENV, float, default.timeout, above=0),
-        attempts=_number(environ.get(ATTEMPTS_ENV), ATTEMPTS_ENV, int, default.attempts, low=1),
-        total=_number(
-            environ.get(RETRY_SECONDS_ENV), RETRY_SECONDS_ENV, float, default.total, above=0
-        ),
-        backoff=_number(environ.get(BACKOFF_ENV), BACKOFF_ENV, float, default.backoff, low=0),
-    )
-
-
-def _number(
-    text: str | None,
-    name: str,
-    kind: Callable[[str], float],
-    default,
-    *,
-    low: float | None = None,
-    above: float | None = None,
-):
-    if text is None or not text.strip():
-        return default
-    try:
-        value = kind(text.strip())
-    except ValueError:
-        raise ValueError(f"{name} must be a number ({kind.__name__}), got {text!r}") from None
-    if (
-        (low is not None and value < low)
-        or (above is not None and value <= above)
-        or value != value  # NaN
-    ):
-        bounds = [f">= {low}" if low is not None else "", f"> {above}" if above is not None else ""]
-        raise ValueError(f"{name} must be {' and '.join(b for b in bounds if b)}, got {text!r}")
-    return value
+    """The bounds the ``ARENA_CLAUDE_*`` variables set (the core's, under this prefix)."""
+    return core_retry_bounds(environ, RETRY_PREFIX)

@@ -1,7 +1,8 @@
 """One model call under the one retry policy, and the league-wide limiter around it.
 
-A wire switches its SDK's own retries off and calls :func:`call_with_retries`,
-saying which of its errors are transient and how to describe one. Transient
+A wire switches its SDK's own retries off and calls :func:`call_with_retries`
+with its :class:`Wire`: which of its errors are transient and how to describe
+one (:func:`sdk_wire` for the Stainless-made SDKs, ``anthropic`` and ``openai``). Transient
 faults (HTTP 408, 409, 429, any 5xx, connection errors, timeouts) are retried
 with exponential backoff and jitter; a ``retry-after`` (or ``retry-after-ms``)
 header is waited exactly. Retrying stops at :attr:`RetryBounds.attempts`
@@ -210,6 +211,31 @@ class Wire:
     is_transient: Callable[[BaseException], bool]
     describe: Callable[[BaseException], str]
     """The fault, free of timings and request ids, so logs replay byte for byte."""
+
+
+def sdk_wire(name: str, retry_event: str, sdk: Any, status_words: Callable[[Any], str]) -> Wire:
+    """The :class:`Wire` of an SDK whose errors are Stainless's (``anthropic``, ``openai``):
+    ``sdk.APIConnectionError`` (``APITimeoutError`` under it) and ``sdk.APIStatusError``.
+    ``status_words(error)`` is what follows ``HTTP {status}`` in a fault line: the API's own
+    words for it, each API having its own error body."""
+
+    def is_transient(error: BaseException) -> bool:
+        if isinstance(error, sdk.APIConnectionError):  # includes APITimeoutError
+            return True
+        if isinstance(error, sdk.APIStatusError):
+            return status_is_transient(error.status_code)
+        return False
+
+    def describe(error: BaseException) -> str:
+        if isinstance(error, sdk.APITimeoutError):
+            return "request timed out"
+        if isinstance(error, sdk.APIConnectionError):
+            return "connection failed"
+        if isinstance(error, sdk.APIStatusError):
+            return f"HTTP {error.status_code}{status_words(error)}"
+        return type(error).__name__
+
+    return Wire(name, retry_event, sdk.APIError, is_transient, describe)
 
 
 def call_with_retries(

@@ -16,12 +16,7 @@ from typing import Any
 
 import openai
 
-from arena_plugins.model_seat.retries import (
-    RetryBounds,
-    Wire,
-    pause_every_seat,
-    status_is_transient,
-)
+from arena_plugins.model_seat.retries import RetryBounds, pause_every_seat, sdk_wire
 from arena_plugins.openai_chat.settings import Endpoint
 
 
@@ -55,23 +50,10 @@ def withheld_headers(place: Endpoint) -> dict[str, Any]:
     return withheld
 
 
-def is_transient(error: BaseException) -> bool:
-    if isinstance(error, openai.APIConnectionError):  # includes APITimeoutError
-        return True
-    if isinstance(error, openai.APIStatusError):
-        return status_is_transient(error.status_code)
-    return False
-
-
-def describe(error: BaseException) -> str:
-    if isinstance(error, openai.APITimeoutError):
-        return "request timed out"
-    if isinstance(error, openai.APIConnectionError):
-        return "connection failed"
-    if isinstance(error, openai.APIStatusError):
-        detail = refusal_text(error)
-        return f"HTTP {error.status_code}" + (f": {detail[:200]}" if detail else "")
-    return type(error).__name__
+def status_words(error: openai.APIStatusError) -> str:
+    """What follows ``HTTP {status}`` in a fault line: the server's message, if any."""
+    detail = refusal_text(error)
+    return f": {detail[:200]}" if detail else ""
 
 
 def refusal_text(error: BaseException) -> str:
@@ -89,10 +71,4 @@ def refusal_text(error: BaseException) -> str:
     return ""
 
 
-WIRE = Wire(
-    name="OpenAI-compatible API",
-    retry_event="openai api retry",
-    error=openai.APIError,
-    is_transient=is_transient,
-    describe=describe,
-)
+WIRE = sdk_wire("OpenAI-compatible API", "openai api retry", openai, status_words)

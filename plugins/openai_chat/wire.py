@@ -31,11 +31,19 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from arena.events import THOUGHT, Thought
+from arena.events import Thought
 from arena.rules import TableRules
 from arena.view import SeatView
-from arena_plugins.claude.prompt import record, rules_in_brief, turn
-from arena_plugins.claude.reply_tool import TOOL_NAME, _action_text, reply_tool
+from arena_plugins.model_seat.action import (
+    TOOL_DESCRIPTION,
+    TOOL_NAME,
+    act_schema,
+    action_text,
+    read_action,
+    thought,
+)
+from arena_plugins.model_seat.prompt import policy_text, record, rules_in_brief, turn
+from arena_plugins.model_seat.usage import usage
 from arena_policies import Policy
 
 FORCED, AUTO, JSON_SCHEMA, TEXT = "forced", "auto", "json_schema", "text"
@@ -57,7 +65,7 @@ def build_request(
     max_tokens: int | None = None,
 ) -> dict[str, Any]:
     """Keyword arguments for ``chat.completions.create``: the whole request for one decision."""
-    schema = reply_tool(rules, view.talk_enabled)["input_schema"]
+    schema = act_schema(rules, view.talk_enabled)
     user = "".join(record(view, rules.mode)) + turn(view, rules.mode)
     if shape in (JSON_SCHEMA, TEXT):
         user += json_instruction(schema)
@@ -93,7 +101,7 @@ def build_request(
 
 def system_text(view: SeatView, rules: TableRules, policy: Policy) -> str:
     """The rules in brief, then the policy: the stable part, a prefix servers can cache."""
-    return rules_in_brief(view, rules.mode) + f"\n# Your policy\n\n{policy.prompt}\n"
+    return rules_in_brief(view, rules.mode) + "\n" + policy_text(policy)
 
 
 def json_instruction(schema: dict[str, Any]) -> str:
@@ -107,7 +115,7 @@ def json_instruction(schema: dict[str, Any]) -> str:
 def function_tool(schema: dict[str, Any], strict: bool) -> dict[str, Any]:
     function: dict[str, Any] = {
         "name": TOOL_NAME,
-        "description": "Take your action for this turn. Call it exactly once.",
+        "description": TOOL_DESCRIPTION,
         "parameters": strict_schema(schema) if strict else schema,
     }
     if strict:
@@ -152,14 +160,10 @@ def read_reply(choice: Any) -> Any:
         if getattr(call, "function", None) is not None and call.function.name == TOOL_NAME
     ]
     read = [_arguments(text) for text in calls]
-    text = _action_text(message.content or "")
+    text = action_text(message.content or "")
     if choice.finish_reason == "length" and not _whole(read, text):
         return CUT_OFF
-    if len(read) == 1:
-        return read[0]
-    if read:
-        return read
-    return text
+    return read_action(read, text)
 
 
 def _whole(read: list[Any], text: str) -> bool:
@@ -188,7 +192,7 @@ def read_thinking(message: Any) -> tuple[Thought, ...] | None:
     for field in REASONING_FIELDS:
         text = extra.get(field)
         if isinstance(text, str) and text:
-            return (Thought(THOUGHT, text),)
+            return (thought(text),)
     return None
 
 
@@ -196,15 +200,15 @@ def usage_of(completion: Any) -> dict[str, int]:
     """The token counts the server reported, in the engine's ``usage`` vocabulary: input is
     the uncached part (a server counts cached tokens inside ``prompt_tokens``); reasoning
     tokens are output tokens, and counted again as ``thinking_tokens``."""
-    usage = completion.usage
-    if usage is None:
-        return {"input_tokens": 0, "output_tokens": 0}
-    prompt = usage.prompt_tokens_details
+    reported = completion.usage
+    if reported is None:
+        return usage(0, 0)
+    prompt = reported.prompt_tokens_details
     cached = (prompt.cached_tokens or 0) if prompt else 0
-    details = usage.completion_tokens_details
-    return {
-        "input_tokens": max(usage.prompt_tokens - cached, 0),
-        "output_tokens": usage.completion_tokens,
-        "cache_read_tokens": cached,
-        "thinking_tokens": (details.reasoning_tokens or 0) if details else 0,
-    }
+    details = reported.completion_tokens_details
+    return usage(
+        max(reported.prompt_tokens - cached, 0),
+        reported.completion_tokens,
+        cache_read=cached,
+        thinking=(details.reasoning_tokens or 0) if details else 0,
+    )
