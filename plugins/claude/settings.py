@@ -15,13 +15,13 @@ the variable or setting.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from urllib.parse import parse_qsl
 
 import attrs
 
 from arena_plugins.claude.models import ADAPTIVE, ModelRules, shipped_rules
 from arena_plugins.model_seat.retries import RetryBounds, number
 from arena_plugins.model_seat.retries import retry_bounds as core_retry_bounds
+from arena_plugins.model_seat.spec import split_arg
 
 API_KEY_ENV = "ANTHROPIC_API_KEY"
 """Where the key is read from; named here, away from the SDK, so a league can check for
@@ -84,13 +84,9 @@ class SeatArg:
 
 
 def parse_arg(arg: str | None) -> SeatArg:
-    if not arg:
-        raise ValueError("a Claude seat needs a policy: claude:NAME or claude:PATH")
-    policy, _, query = arg.partition("?")
-    overrides = dict(parse_qsl(query, keep_blank_values=True, strict_parsing=False))
-    unknown = sorted(set(overrides) - set(SETTINGS))
-    if unknown:
-        raise ValueError(f"unknown setting {', '.join(unknown)} (known: {', '.join(SETTINGS)})")
+    policy, overrides = split_arg(
+        arg, SETTINGS, "a Claude seat needs a policy: claude:NAME or claude:PATH"
+    )
     return SeatArg(policy=policy, overrides=overrides)
 
 

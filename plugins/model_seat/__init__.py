@@ -4,6 +4,8 @@ A model seat is one core and a thin wire per API (Claude's Messages API,
 OpenAI-compatible chat completions, a third party's own): the wire says how a
 request is shaped and how a reply is read; the core holds the rest.
 
+- :mod:`~arena_plugins.model_seat.spec`: the seat argument's spelling,
+  ``POLICY?setting=value``;
 - :mod:`~arena_plugins.model_seat.prompt`: the prompt's words (the rules in brief,
   the table record, the turn), the same for every model;
 - :mod:`~arena_plugins.model_seat.action`: the ``act`` schema, and the reader that

@@ -24,12 +24,13 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Mapping
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import urlsplit
 
 import attrs
 
 from arena_plugins.model_seat.prices import checked_provider, provider_of_url
 from arena_plugins.model_seat.retries import number
+from arena_plugins.model_seat.spec import split_arg
 
 API_KEY_ENV = "OPENAI_API_KEY"
 BASE_URL_ENV = "OPENAI_BASE_URL"
@@ -59,13 +60,7 @@ class SeatArg:
 
 def parse_arg(arg: str | None) -> SeatArg:
     """The seat spec's argument; ``ValueError`` (one line) for anything it cannot play."""
-    if not arg:
-        raise ValueError("an openai seat needs a policy: openai:NAME?model=M")
-    policy, _, query = arg.partition("?")
-    given = dict(parse_qsl(query, keep_blank_values=True, strict_parsing=False))
-    unknown = sorted(set(given) - set(SETTINGS))
-    if unknown:
-        raise ValueError(f"unknown setting {', '.join(unknown)} (known: {', '.join(SETTINGS)})")
+    policy, given = split_arg(arg, SETTINGS, "an openai seat needs a policy: openai:NAME?model=M")
     values = {key: value.strip() for key, value in given.items()}
     empty = sorted(key for key, value in values.items() if not value)
     if empty:
