@@ -13,7 +13,7 @@ from genai_prices import Usage, calc_price
 from league_runs import play
 from messages_server import MessagesServer
 from messages_server import table_player as claude_player
-from test_openai_seat import offline as openai_offline  # noqa: F401  (autouse)
+from openai_tables import offline as openai_offline  # noqa: F401  (autouse: no OpenAI key)
 
 from arena.league.compare import compare
 from arena.league.config import Budget, Entrant, LeagueError, LeagueSpec

@@ -13,8 +13,8 @@ import time
 
 import attrs
 import pytest
-import structlog
 from chat_server import ChatServer, Fail, cut_off, move, rate_limited, server_error, table_player
+from openai_tables import offline  # noqa: F401  (autouse: no key, no base URL)
 from referee import replay
 
 from arena.limits import LIMITER
@@ -24,30 +24,8 @@ from arena_plugins.model_seat.retries import exhausted_wait
 
 pytestmark = pytest.mark.slow
 
-OPENAI_ENV = (
-    "OPENAI_API_KEY",
-    "OPENAI_BASE_URL",
-    "OPENAI_ORG_ID",
-    "OPENAI_PROJECT_ID",
-    "ANTHROPIC_API_KEY",
-    "ARENA_OPENAI_TIMEOUT",
-    "ARENA_OPENAI_RETRY_ATTEMPTS",
-    "ARENA_OPENAI_RETRY_SECONDS",
-    "ARENA_OPENAI_BACKOFF",
-)
+
 _SLOT = re.compile(r"You are s(\d+)\.")
-
-
-@pytest.fixture(autouse=True)
-def offline(monkeypatch):
-    """No key, no base URL, fast retries; structlog's defaults (a CLI test may have left it
-    printing to a closed capture)."""
-    structlog.reset_defaults()
-    for name in OPENAI_ENV:
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("ARENA_OPENAI_BACKOFF", "0.01")
-    monkeypatch.setenv("ARENA_OPENAI_RETRY_ATTEMPTS", "3")
-    monkeypatch.setenv("ARENA_OPENAI_TIMEOUT", "10")
 
 
 def slot_of(body: dict) -> int:
