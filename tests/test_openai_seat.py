@@ -345,3 +345,36 @@ def test_a_retry_after_beyond_the_time_bound_pauses_the_league_no_longer(host, m
     fault = [r for r in records if r["type"] == "fault"][0]
     assert fault["reason"].startswith("OpenAI-compatible API unavailable after 1 attempt: HTTP 429")
     assert LIMITER.paused.until() - time.time() <= 5
+
+
+def test_reasoning_effort_and_max_tokens_are_sent_as_the_api_names_them(host):
+    """OpenAI's reasoning models refuse ``max_tokens`` (the server does too): the seat's
+    ``max_tokens`` goes as ``max_completion_tokens``, and nothing is sent unset."""
+    with ChatServer("openai") as server:
+        results, _ = play(
+            host, [spec(server, reasoning_effort="low", max_tokens=2000), "bayes"], 1, seats=2
+        )
+        plain = ChatServer("openai").start()
+        try:
+            play(host, [spec(plain), "bayes"], deals=1, seats=2)
+        finally:
+            plain.stop()
+    assert results.seats[0].fallbacks == 0 and not server.refusals
+    sent = server.completions[0]
+    assert (sent["reasoning_effort"], sent["max_completion_tokens"]) == ("low", 2000)
+    assert "max_tokens" not in sent
+    unset = plain.completions[0]
+    assert not {"reasoning_effort", "max_completion_tokens", "max_tokens"} & set(unset)
+
+
+def test_the_same_seed_and_replies_give_the_same_log(host, monkeypatch):
+    """Byte for byte, reasoning and usage included. Each server is named by OPENAI_BASE_URL,
+    not in the spec, since the spec is the seat's name in the log."""
+    logs = []
+    for _ in range(2):
+        with ChatServer("vllm-reasoning-content", marked_player()) as server:
+            monkeypatch.setenv("OPENAI_BASE_URL", f"{server.url}/v1")
+            seat = "openai:tracker?model=Qwen/Qwen3-8B"
+            _, records = play(host, [seat, "bayes", "pressure", "random"], 3)
+        logs.append(records.data())
+    assert logs[0] == logs[1] and b'"thinking"' in logs[0]
