@@ -1,6 +1,6 @@
 """``openai:`` seats everywhere a Claude seat goes on the command line: ``arena play`` with a
-log that ``check`` passes and the bluff-reasoning reporters read, ``arena plugins``, and
-``arena serve``'s offer.
+log that ``check`` passes, the replay shows and the bluff-reasoning reporters read; ``arena
+plugins``; and ``arena serve``'s offer.
 """
 
 from __future__ import annotations
@@ -46,6 +46,12 @@ def test_a_played_log_with_reasoning_checks_and_its_reasoning_is_read(tmp_path):
         if line.get("type") in ("bid", "challenge") and line["slot"] in (0, 2)
     ]
     assert decisions and all(d["thinking"][0]["type"] == "thinking" for d in decisions)
+    page = tmp_path / "ep.html"
+    assert arena("replay", str(log), "-o", str(page)).returncode == 0
+    shown = page.read_text()
+    # The replay's spectator view shows each reasoning beside its move (its marker, which
+    # the page may escape around).
+    assert all(d["thinking"][0]["text"].split("]")[0] in shown for d in decisions)
     checked = arena("check", str(log))
     assert checked.returncode == 0 and checked.stdout.strip().endswith(
         "ok (dice seed 0, complete, 6 deals)"
