@@ -11,7 +11,7 @@ from arena_policies import shipped as shipped_policies
 
 
 def register(commands: argparse._SubParsersAction) -> None:
-    policies = commands.add_parser("policies", help="list the shipped Claude policies")
+    policies = commands.add_parser("policies", help="list the shipped model seat policies")
     policies.add_argument(
         "--json", action="store_true", help="machine-readable output (default: one line each)"
     )
