@@ -109,8 +109,10 @@ def test_a_league_of_claude_and_an_openai_entrant_is_priced_per_provider(
     assert claude_usd == pytest.approx(genai_price(claude_tokens, "claude-haiku-4-5", "anthropic"))
     assert gpt_usd == pytest.approx(genai_price(gpt_tokens, "gpt-5-mini", "openai"))
     assert gpt_usd > 0 and claude_usd > 0
-    by_price = {p["model"]: p for p in league_report(path)["cost"]["byPrice"]}
+    cost = league_report(path)["cost"]
+    by_price = {p["model"]: p for p in cost["byPrice"]}
     assert by_price["gpt-5-mini"]["usd"] == pytest.approx(gpt_usd)
+    assert cost["unpriced"] is False
 
 
 def test_a_server_you_run_is_unpriced_never_zero_and_a_budget_refuses_it(tmp_path, host, apis):
@@ -119,8 +121,13 @@ def test_a_server_you_run_is_unpriced_never_zero_and_a_budget_refuses_it(tmp_pat
     play(path, league_of(chat, provider=None), host)
     _, source, tokens = stored_cost(path)["gpt"]
     assert source == UNPRICED and tokens["outputTokens"] > 0
-    by_price = {p["model"]: p for p in league_report(path)["cost"]["byPrice"]}
+    cost = league_report(path)["cost"]
+    by_price = {p["model"]: p for p in cost["byPrice"]}
     assert by_price["gpt-5-mini"]["usd"] is None
+    # The entrant's and the league's dollars say they leave its calls out; Claude's do not.
+    assert cost["byEntrant"]["gpt"]["unpriced"] is cost["unpriced"] is True
+    assert cost["byEntrant"]["claude"]["unpriced"] is False
+    assert cost["usd"] == pytest.approx(cost["byEntrant"]["claude"]["usd"])
     budgeted = league_of(chat, provider=None, budget=Budget(usd=1.0))
     with pytest.raises(LeagueError) as refused:
         check_league(budgeted, host, allow_stand_in=True, environ={})

@@ -246,6 +246,14 @@ def _cost(db) -> dict[str, Any]:
             "cacheReadShare": _cache_read_share(tokens_of),
         }
     source = "price_source" if has_column(db, "seats", "price_source") else "NULL"
+    unpriced = {  # entrants some of whose calls no price covers: their dollars are a floor
+        name
+        for (name,) in db.execute(
+            f"SELECT DISTINCT {_entrant('seats')} FROM seats WHERE {source} = ?", (UNPRICED,)
+        )
+    }
+    for name, part in by_entrant.items():
+        part["unpriced"] = name in unpriced
     by_price = [  # a model no price covers has unknown dollars: None, never 0
         {
             "model": model,
@@ -261,6 +269,7 @@ def _cost(db) -> dict[str, Any]:
     return {
         "tokens": _tokens(tokens),
         "usd": usd or 0.0,
+        "unpriced": bool(unpriced),
         "cacheReadShare": _cache_read_share(_tokens(tokens)),
         "byEntrant": by_entrant,
         "byPrice": by_price,
@@ -372,7 +381,7 @@ def report_tables(report: dict[str, Any], source: str) -> list[Table]:
             cell(name),
             *(f"{part['tokens'][k]:,}" for k in TOKEN_KINDS),
             "-" if share is None else f"{share:.1%}",
-            f"{part['usd']:.4f}",
+            _dollars(part["usd"], part.get("unpriced", False)),
         )
     priced = Table(title="cost by model and the source of its price", box=box.SIMPLE_HEAD)
     for column in ("model", "price source", "tokens", "usd"):
@@ -387,6 +396,13 @@ def report_tables(report: dict[str, Any], source: str) -> list[Table]:
             "unpriced" if part["usd"] is None else f"{part['usd']:.4f}",
         )
     return [ranking, duels, spend, priced]
+
+
+def _dollars(usd: float, unpriced: bool) -> str:
+    """A cost as shown: ``unpriced`` for calls no price covers, never a silent $0."""
+    if not unpriced:
+        return f"{usd:.4f}"
+    return f"{usd:.4f} + unpriced" if usd else "unpriced"
 
 
 def _marker(row: dict[str, Any]) -> str:
