@@ -15,6 +15,7 @@ from messages_server import MessagesServer
 from messages_server import table_player as claude_player
 from openai_tables import offline as openai_offline  # noqa: F401  (autouse: no OpenAI key)
 
+from arena.cli import main
 from arena.league.compare import compare
 from arena.league.config import Budget, Entrant, LeagueError, LeagueSpec
 from arena.league.cost import UNPRICED
@@ -163,3 +164,23 @@ def test_compare_between_a_claude_seat_and_an_openai_seat_is_priced_per_provider
     assert unpriced.unpriced == ("gpt-5-mini",)
     # The same tables, the same Claude calls: only the openai seat's dollars are left out.
     assert 0 < unpriced.usd < result.usd
+
+
+def test_the_report_page_shows_a_server_you_run_as_unpriced(tmp_path, host, apis, page):
+    _, chat = apis
+    path = tmp_path / "local.sqlite"
+    play(path, league_of(chat, provider=None), host)
+    html = tmp_path / "local.html"
+    assert main(["report", str(path), "-o", str(html)]) == 0
+    tab, watch = page
+    tab.goto(html.as_uri())
+    tab.wait_for_selector("body[data-ready]", state="attached")
+    rows = {
+        row.split("\t")[0]: row.split("\t")[-1]
+        for row in tab.inner_text("#cost-table tbody").splitlines()
+    }
+    watch.assert_clean()
+    claude = league_report(path)["cost"]["byEntrant"]["claude"]["usd"]
+    assert rows["gpt"] == "unpriced"
+    assert rows["claude"] == f"{claude:.4f}"
+    assert rows["all"] == f"{claude:.4f} + unpriced"  # the league's: Claude's dollars only

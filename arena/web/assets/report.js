@@ -91,6 +91,13 @@
     }
   }
 
+  // A cost as shown: calls no price covers (a server you run) are 'unpriced', never $0.
+  function dollars(part) {
+    if (part.usd === null) return 'n/a (logs name no price)';
+    if (!part.unpriced) return part.usd.toFixed(4);
+    return part.usd ? `${part.usd.toFixed(4)} + unpriced` : 'unpriced';
+  }
+
   function cost() {
     const kinds = ['input', 'output', 'cacheRead', 'cacheWrite', 'total'];
     const head = document.querySelector('#cost-table thead');
@@ -107,7 +114,7 @@
       const row = document.createElement('tr');
       cell(row, name, 'name');
       for (const kind of kinds) cell(row, part.tokens[kind].toLocaleString('en'));
-      cell(row, part.usd === null ? 'n/a (logs name no price)' : part.usd.toFixed(4));
+      cell(row, dollars(part));
       body.appendChild(row);
     }
   }
