@@ -180,7 +180,10 @@ def cluster():
     port = free_port()
     nodes = []
     try:
-        nodes.append(ray_start(head_dir, env, "--head", "--port", str(port),
+        # one CPU on the head: a league's second table in flight must go to the worker
+        # node (with the machine's two, Ray's local-first scheduling could keep both on
+        # the head, and a loaded CI run once played every table there)
+        nodes.append(ray_start(head_dir, env, "--head", "--port", str(port), "--num-cpus", "1",
                                "--include-dashboard", "false"))  # fmt: skip
         wait_for_raylets([head_dir], nodes)
         nodes.append(ray_start(worker_dir, env, "--address", f"127.0.0.1:{port}"))
