@@ -240,12 +240,15 @@ def test_a_seat_whose_base_url_names_another_host_sends_no_openai_or_anthropic_k
     monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-secret")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-secret")
     monkeypatch.setenv("OPENAI_ORG_ID", "org-secret")
+    # the SDK adds OPENAI_CUSTOM_HEADERS to every client it builds, wherever it points
+    monkeypatch.setenv("OPENAI_CUSTOM_HEADERS", "X-Gateway-Secret: gw-secret\nX-Team: team-secret")
     with ChatServer("vllm") as server:
         results, _ = play(host, [spec(server), "bayes"], deals=2, seats=2)
     assert results.seats[0].fallbacks == 0 and server.requests
     sent = all_sent(server)
     assert "sk-openai-secret" not in sent and "sk-ant-secret" not in sent
     assert "org-secret" not in sent and "authorization" not in sent.lower()
+    assert "gw-secret" not in sent and "team-secret" not in sent
 
 
 def test_key_env_names_the_only_key_a_seat_sends(host, monkeypatch):

@@ -5,13 +5,15 @@ policy owns them (:mod:`arena_plugins.model_seat.retries`). The SDK would read
 ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``, ``OPENAI_ORG_ID`` and
 ``OPENAI_PROJECT_ID`` by itself; here the key and base URL are always passed
 (:func:`arena_plugins.openai_chat.settings.endpoint` chose them), and a request
-to anything but the SDK's own pairing omits the organization and project
-headers, so nothing of the user's OpenAI account reaches another host.
+to anything but the SDK's own pairing omits the organization and project headers
+and those ``OPENAI_CUSTOM_HEADERS`` names, so nothing of the user's OpenAI account reaches
+another host.
 """
 
 from __future__ import annotations
 
 import functools
+import os
 from typing import Any
 
 import openai
@@ -40,13 +42,17 @@ def make_client(place: Endpoint, bounds: RetryBounds) -> openai.OpenAI:
 
 
 def withheld_headers(place: Endpoint) -> dict[str, Any]:
-    """Per-request headers the SDK would add on its own and this endpoint must not get."""
+    """Per-request headers the SDK would add on its own and this endpoint must not get: the
+    organization, the project, and every header ``OPENAI_CUSTOM_HEADERS`` names (the SDK
+    adds those to every client, a gateway's own credentials among them)."""
     withheld: dict[str, Any] = {}
     if place.key is None:
         withheld["Authorization"] = openai.Omit()
     if not place.pairs_openai_env:
-        withheld["OpenAI-Organization"] = openai.Omit()
-        withheld["OpenAI-Project"] = openai.Omit()
+        custom = os.environ.get("OPENAI_CUSTOM_HEADERS", "").split("\n")
+        named = [line.partition(":")[0].strip() for line in custom if ":" in line]
+        for name in ("OpenAI-Organization", "OpenAI-Project", *named):
+            withheld[name] = openai.Omit()
     return withheld
 
 
