@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import signal
+from pathlib import Path
 
 import pytest
 import structlog
@@ -15,6 +16,7 @@ from hypothesis import settings
 from plugins_for_tests import misbehaving
 from plugins_for_tests.harness import plugged
 
+from arena.cli import main
 from arena.plugins import PluginHost, load
 
 pytest_plugins = ["browser"]
@@ -62,3 +64,17 @@ def _fresh_structlog():
     """
     yield
     structlog.reset_defaults()
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory) -> dict[str, Path]:
+    """One real log and one real league to read, made once per module by the CLI itself."""
+    root = tmp_path_factory.mktemp("made")
+    log, league = root / "g.jsonl", root / "L.sqlite"
+    assert main(["play", "--deals", "3", "--seat", "bayes,random", "--log", str(log)]) == 0
+    assert (
+        main(["league", "run", "--pool", "bayes,random", "--tables", "1", "--deals", "1"]
+             + ["--db", str(league), "--json"])
+        == 0
+    )  # fmt: skip
+    return {"log": log, "league": league}

@@ -45,20 +45,6 @@ from arena.seats import SeatSpec
 # --- the files the rows damage ---------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def made(tmp_path_factory) -> dict[str, Path]:
-    """One real log and one real league, made once by the CLI itself."""
-    root = tmp_path_factory.mktemp("made")
-    log, league = root / "g.jsonl", root / "L.sqlite"
-    assert main(["play", "--deals", "3", "--seat", "bayes,random", "--log", str(log)]) == 0
-    assert (
-        main(["league", "run", "--pool", "bayes,random", "--tables", "1", "--deals", "1"]
-             + ["--db", str(league), "--json"])
-        == 0
-    )  # fmt: skip
-    return {"log": log, "league": league}
-
-
 # --- bounded: what a size that can be served costs -----------------------------------------
 
 

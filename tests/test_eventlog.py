@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import errno
 import io
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -14,6 +12,7 @@ import time
 
 import attrs
 import pytest
+from disks import fill, mounted
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -492,21 +491,8 @@ def test_log_to_dev_full_is_one_error_line_and_exit_1(capsys):
 @pytest.fixture
 def tiny_disk(tmp_path):
     """A 16 KiB tmpfs: room for a few dozen deals, then ENOSPC."""
-    if os.geteuid() != 0 or shutil.which("mount") is None:
-        pytest.skip("mounting a tmpfs needs root and mount(8)")
-    mountpoint = tmp_path / "tiny"
-    mountpoint.mkdir()
-    mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", str(mountpoint)],
-        capture_output=True,
-        text=True,
-    )
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
-    try:
-        yield mountpoint
-    finally:
-        subprocess.run(["umount", str(mountpoint)], check=True)
+    with mounted(tmp_path / "tiny", "-t", "tmpfs", "-o", "size=16k", "tmpfs") as target:
+        yield target
 
 
 @ENGINES
@@ -536,28 +522,9 @@ def test_a_full_disk_is_one_error_line_and_a_marked_log(tiny_disk, tmp_path, eng
 @pytest.fixture
 def full_disk(tmp_path):
     """A 64 KiB tmpfs with no block left (issue 30's disk)."""
-    if os.geteuid() != 0 or shutil.which("mount") is None:
-        pytest.skip("mounting a tmpfs needs root and mount(8)")
-    mountpoint = tmp_path / "full"
-    mountpoint.mkdir()
-    mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mountpoint)],
-        capture_output=True,
-        text=True,
-    )
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
-    try:
-        with (
-            open(mountpoint / "filler", "wb", buffering=0) as filler,
-            pytest.raises(OSError) as full,
-        ):
-            while True:
-                filler.write(b"\0" * 4096)
-        assert full.value.errno == errno.ENOSPC
-        yield mountpoint
-    finally:
-        subprocess.run(["umount", str(mountpoint)], check=True)
+    with mounted(tmp_path / "full", "-t", "tmpfs", "-o", "size=64k", "tmpfs") as target:
+        fill(target)
+        yield target
 
 
 def test_a_disk_full_from_the_start_leaves_no_part_and_the_next_run_starts(full_disk, capsys):

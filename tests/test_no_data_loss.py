@@ -19,7 +19,6 @@ mount(8), as CI has.
 from __future__ import annotations
 
 import contextlib
-import errno
 import json
 import os
 import shutil
@@ -30,6 +29,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from disks import fill, mounted
 
 from arena.cli import main
 from arena.league.store import APPLICATION_ID
@@ -202,38 +202,11 @@ def test_the_input_check_compares_files_not_names(log, tmp_path, capsys):
 # --- a failed write leaves the old file as it was --------------------------------------------
 
 
-@contextlib.contextmanager
-def mounted(target: Path, *mount_args: str):
-    """``mount ... target`` for the block; needs root and mount(8) (CI has both)."""
-    if os.geteuid() != 0 or shutil.which("mount") is None:
-        pytest.skip("a real full or read-only disk needs root and mount(8)")
-    target.mkdir(exist_ok=True)
-    done = subprocess.run(["mount", *mount_args, str(target)], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    try:
-        yield target
-    finally:
-        subprocess.run(["umount", str(target)], check=True)
-
-
 @pytest.fixture
 def disk(tmp_path):
     """A 256 KiB tmpfs: room for the old files, then filled (:func:`fill`)."""
     with mounted(tmp_path / "disk", "-t", "tmpfs", "-o", "size=256k", "tmpfs") as target:
         yield target
-
-
-def fill(folder: Path, leave: int = 0) -> None:
-    """Write zeros to ``folder/filler`` until the disk refuses: no block is left, or only
-    ``leave`` bytes of them."""
-    with open(folder / "filler", "wb", buffering=0) as filler, contextlib.suppress(OSError):
-        while True:
-            filler.write(b"\0" * 4096)
-    with pytest.raises(OSError) as full:
-        (folder / "probe").write_bytes(b"x" * 4096)
-    assert full.value.errno == errno.ENOSPC
-    (folder / "probe").unlink()
-    os.truncate(folder / "filler", (folder / "filler").stat().st_size - leave)
 
 
 @contextlib.contextmanager

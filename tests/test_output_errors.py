@@ -19,8 +19,6 @@ from pathlib import Path
 
 import pytest
 
-from arena.cli import main
-
 FAILED = 1
 """The exit code of a run whose output was lost (as a failed ``--log`` write's)."""
 
@@ -48,20 +46,6 @@ COMMANDS = {
 }
 """Every command that prints on stdout, and the two answers the parser prints itself
 (argparse swallows their write errors, which must not end in exit code 0)."""
-
-
-@pytest.fixture(scope="module")
-def made(tmp_path_factory) -> dict[str, Path]:
-    """One real log and one real league to read, made by the CLI itself."""
-    root = tmp_path_factory.mktemp("made")
-    log, league = root / "g.jsonl", root / "L.sqlite"
-    assert main(["play", "--deals", "3", "--seat", "bayes,random", "--log", str(log)]) == 0
-    assert (
-        main(["league", "run", "--pool", "bayes,random", "--tables", "1", "--deals", "1"]
-             + ["--db", str(league), "--json"])
-        == 0
-    )  # fmt: skip
-    return {"log": log, "league": league}
 
 
 def start(words: tuple[str, ...], made: dict[str, Path], **streams) -> subprocess.Popen:
