@@ -347,9 +347,14 @@ def _print_report(report: dict, source: str, as_json: bool) -> int:
 
 
 class _progress_bar:
-    """The run's progress line: episodes, ETA, requests in flight, retries, fallbacks, cost."""
+    """The run's progress line on stderr, when stderr is a terminal: episodes, ETA,
+    requests in flight, retries, fallbacks, cost. Disabled (``--json``) or off a terminal
+    it is never started: rich 14 wrote a blank line on leaving even a disabled bar (to
+    stdout, ahead of the JSON), and one before an error line."""
 
     def __init__(self, disable: bool):
+        console = Console(stderr=True)
+        self.disable = disable or not console.is_terminal
         self.bar = Progress(
             TextColumn("episodes"),
             BarColumn(),
@@ -357,16 +362,19 @@ class _progress_bar:
             TimeRemainingColumn(),
             TextColumn("{task.fields[status]}"),
             transient=True,
-            disable=disable,
+            disable=self.disable,
+            console=console,
         )
         self.task = self.bar.add_task("league", total=None, status="")
 
     def __enter__(self):
-        self.bar.__enter__()
+        if not self.disable:
+            self.bar.__enter__()
         return self.update
 
     def __exit__(self, *exc_info):
-        self.bar.__exit__(*exc_info)
+        if not self.disable:
+            self.bar.__exit__(*exc_info)
 
     def update(self, state: LeagueProgress) -> None:
         status = (
