@@ -70,7 +70,7 @@ def pocock_constant(ends: tuple[int, ...], alpha: float = ALPHA) -> float:
     n = np.asarray(ends, dtype=float)
     correlation = np.sqrt(np.minimum.outer(n, n) / np.maximum.outer(n, n))
     # seeded: the integral is quasi-Monte Carlo, and the same looks must give the same level.
-    # A seeded generator, not a frozen distribution: scipy before 1.16 takes no abseps there
+    # A seeded generator, not a frozen distribution: scipy 1.11-1.13 take no abseps there
     normal = type(stats.multivariate_normal)(seed=0)
 
     def inside(c: float) -> float:
