@@ -58,3 +58,24 @@ def test_a_missing_extra_is_named_by_its_requirements_with_pyprojects_bounds(
     assert done.stderr == f"arena: error: {said}: {hint}\n"
     assert "liars-arena[" not in done.stderr
     assert sorted(path.name for path in tmp_path.iterdir()) == ["shadow"]
+
+
+def test_a_league_on_ray_without_ray_names_rays_requirement(tmp_path):
+    # the same hint where --executor ray finds no Ray: it said pip install
+    # 'liars-arena[ray]', which pip cannot find after pip install .
+    shadow = tmp_path / "shadow" / "ray"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("raise ImportError('ray is not installed')\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "arena.cli", "league", "run", "--pool", "bayes,pressure",
+         "--tables", "1", "--deals", "1", "--executor", "ray", "--db", "l.sqlite"],
+        capture_output=True,
+        text=True,
+        env=os.environ | {"PYTHONPATH": str(tmp_path / "shadow")},
+        cwd=tmp_path,
+        timeout=60,
+    )  # fmt: skip
+    with open(ROOT / "pyproject.toml", "rb") as file:
+        (bound,) = tomllib.load(file)["project"]["optional-dependencies"]["ray"]
+    assert done.returncode == 1
+    assert done.stderr == f"arena: error: --executor ray needs Ray: pip install '{bound}'\n"

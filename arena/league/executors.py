@@ -57,6 +57,7 @@ from typing import Any
 
 from arena import limits as limiter
 from arena import logs
+from arena.extras import install_hint
 from arena.league.config import LeagueError
 from arena.league.schedule import Fixture
 from arena.league.store import challenge_points, compress_log, results_text
@@ -306,9 +307,7 @@ class Ray:
         try:
             import ray
         except ImportError:
-            raise ExecutorFailed(
-                "--executor ray needs Ray: pip install 'liars-arena[ray]'"
-            ) from None
+            raise ExecutorFailed(f"--executor ray needs Ray: {install_hint('ray')}") from None
         self.ray = ray
         self.capacity = self.slots = capacity
         self.limits = limits.share(capacity)
