@@ -232,7 +232,7 @@ def at_stop(pairs: Sequence[Pair], ends: tuple[int, ...]) -> tuple[float, float]
 
 
 def stop_reason(
-    low: float, high: float, pairs: int, target: float | None, spread: bool = True
+    low: float, high: float, pairs: int, target: float | None, spread: bool
 ) -> str:
     """Why a look at interval [low, high] over ``pairs`` pairs stops (``cap``: it does not).
     Pairs whose differences have no ``spread`` (all the same) give a zero-width interval,
