@@ -231,9 +231,7 @@ def at_stop(pairs: Sequence[Pair], ends: tuple[int, ...]) -> tuple[float, float]
     return stagewise_interval(seen, pocock_alpha(ends), DIFFERENCE_RANGE)
 
 
-def stop_reason(
-    low: float, high: float, pairs: int, target: float | None, spread: bool
-) -> str:
+def stop_reason(low: float, high: float, pairs: int, target: float | None, spread: bool) -> str:
     """Why a look at interval [low, high] over ``pairs`` pairs stops (``cap``: it does not).
     Pairs whose differences have no ``spread`` (all the same) give a zero-width interval,
     which says nothing of how sure the difference is: the comparison plays on, to the cap,
