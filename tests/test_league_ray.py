@@ -81,17 +81,23 @@ def parent_of(pid: int) -> int:
         return 0
 
 
-def table_workers(raylets: list[int]) -> list[int]:
-    """Ray worker processes playing a table (their title is the task's) under ``raylets``."""
+def titled(task: bytes, raylets: list[int]) -> list[int]:
+    """Ray worker processes running ``task`` (a worker's title is its task's) under
+    ``raylets``."""
     found = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
             title = Path(f"/proc/{pid}/cmdline").read_bytes()
         except OSError:
             continue
-        if title.startswith(b"ray::_ray_task") and parent_of(int(pid)) in raylets:
+        if title.startswith(task) and parent_of(int(pid)) in raylets:
             found.append(int(pid))
     return found
+
+
+def table_workers(raylets: list[int]) -> list[int]:
+    """Ray worker processes playing a table under ``raylets``."""
+    return titled(b"ray::_ray_task", raylets)
 
 
 def raylets(temp_dir: str) -> list[int]:
@@ -180,10 +186,10 @@ def cluster():
     port = free_port()
     nodes = []
     try:
-        # one CPU on the head: a league's second table in flight must go to the worker
-        # node (with the machine's two, Ray's local-first scheduling could keep both on
-        # the head, and a loaded CI run once played every table there)
+        # one CPU on the head, and a resource only the head has, which :func:`head_held`
+        # asks for to take that CPU while a test needs its tables on the worker node
         nodes.append(ray_start(head_dir, env, "--head", "--port", str(port), "--num-cpus", "1",
+                               "--resources", '{"the_head": 1}',
                                "--include-dashboard", "false"))  # fmt: skip
         wait_for_raylets([head_dir], nodes)
         nodes.append(ray_start(worker_dir, env, "--address", f"127.0.0.1:{port}"))
@@ -251,6 +257,45 @@ def test_an_address_where_nothing_listens_is_one_line_within_30_s(tmp_path):
     assert stored(tmp_path / "x.sqlite") == 0
 
 
+HOLD_THE_HEAD = """
+import sys, time, ray
+ray.init(address=sys.argv[1], logging_level="ERROR", log_to_driver=False)
+@ray.remote(num_cpus=1, resources={"the_head": 1}, max_retries=0)
+def hold_the_head():
+    time.sleep(3600)
+ray.get(hold_the_head.remote())
+"""
+
+
+@contextlib.contextmanager
+def head_held(cluster: Cluster):
+    """The head's one CPU taken by another job's task, so a league's tables can only play
+    on the worker node. Without it the worker node was never sure to play one: Ray hands a
+    finished worker the next queued task, and a head that finished each table before the
+    worker node's first worker had started (seconds, on a loaded machine) played them all."""
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_THE_HEAD, cluster.address],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=without_ray_env() | cluster.token_env,
+        start_new_session=True,
+    )
+    held: list[int] = []
+    try:
+        deadline = time.monotonic() + START_TIMEOUT
+        while not (held := titled(b"ray::hold_the_head", raylets(cluster.head_dir))):
+            assert holder.poll() is None, "the task holding the head ended"
+            assert time.monotonic() < deadline, "the head's CPU was not taken in time"
+            time.sleep(0.1)
+        yield
+    finally:
+        os.killpg(holder.pid, signal.SIGKILL)  # its job ends: Ray frees the CPU
+        holder.wait()
+        for pid in held:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
 def _ended(proc: subprocess.Popen) -> str:
     """What a league that should still be playing said, if it has ended."""
     if proc.poll() is None:
@@ -261,24 +306,26 @@ def _ended(proc: subprocess.Popen) -> str:
 def test_a_worker_killed_on_the_second_node_does_not_stop_the_league(
     tmp_path, cluster, serial_slow
 ):
-    """Joined by address across both nodes; a table's worker on the worker node is killed
-    mid-table: Ray plays the table again and the standings are serial's bytes."""
+    """Joined by address, with the head's CPU held so tables play on the worker node; a
+    table's worker there is killed mid-table: Ray plays the table again and the standings
+    are serial's bytes."""
     db = tmp_path / "killed.sqlite"
     env = without_ray_env() | cluster.token_env
-    proc = league_process(db, *SLOW, "--executor", "ray", "--address", cluster.address,
-                  "--concurrency", "2", env=env)  # fmt: skip
-    try:
-        deadline = time.monotonic() + 120
-        victims = []
-        while not victims and proc.poll() is None and time.monotonic() < deadline:
-            victims = table_workers(raylets(cluster.worker_dir))
-            time.sleep(0.05)
-        assert victims, f"no table was played on the worker node: {_ended(proc)}"
-        before = stored(db)
-        os.kill(victims[0], signal.SIGKILL)
-        out, err = proc.communicate(timeout=240)
-    finally:
-        proc.kill()
+    with head_held(cluster):
+        proc = league_process(db, *SLOW, "--executor", "ray", "--address", cluster.address,
+                      "--concurrency", "2", env=env)  # fmt: skip
+        try:
+            deadline = time.monotonic() + 120
+            victims = []
+            while not victims and proc.poll() is None and time.monotonic() < deadline:
+                victims = table_workers(raylets(cluster.worker_dir))
+                time.sleep(0.05)
+            assert victims, f"no table was played on the worker node: {_ended(proc)}"
+            before = stored(db)
+            os.kill(victims[0], signal.SIGKILL)
+            out, err = proc.communicate(timeout=240)
+        finally:
+            proc.kill()
     assert proc.returncode == 0, err
     assert before < EPISODES
     assert out == serial_slow
@@ -382,16 +429,18 @@ def test_a_tables_own_error_under_ray_is_the_error_serial_raises(cluster):
 
 def test_a_lost_node_does_not_stop_the_league(tmp_path, cluster, serial_slow):
     """The worker node dies (its raylet killed) mid-league: its tables are played again on
-    the head. Last in the module: the cluster has one node after it."""
+    the head, whose CPU was held until a table played on the worker node. Last in the
+    module: the cluster has one node after it."""
     db = tmp_path / "node.sqlite"
     env = without_ray_env() | cluster.token_env
-    proc = league_process(db, *SLOW, "--executor", "ray", "--address", cluster.address,
-                  "--concurrency", "2", env=env)  # fmt: skip
-    try:
+    node = raylets(cluster.worker_dir)
+    with head_held(cluster):
+        proc = league_process(db, *SLOW, "--executor", "ray", "--address", cluster.address,
+                      "--concurrency", "2", env=env)  # fmt: skip
         deadline = time.monotonic() + 120
-        node = raylets(cluster.worker_dir)
         while not table_workers(node) and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.05)
+    try:
         assert table_workers(node), f"no table was played on the worker node: {_ended(proc)}"
         before = stored(db)
         for pid in node:
