@@ -434,20 +434,23 @@ def test_a_lost_node_does_not_stop_the_league(tmp_path, cluster, serial_slow):
     db = tmp_path / "node.sqlite"
     env = without_ray_env() | cluster.token_env
     node = raylets(cluster.worker_dir)
-    with head_held(cluster):
-        proc = league_process(db, *SLOW, "--executor", "ray", "--address", cluster.address,
-                      "--concurrency", "2", env=env)  # fmt: skip
-        deadline = time.monotonic() + 120
-        while not table_workers(node) and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.05)
+    proc = None
     try:
-        assert table_workers(node), f"no table was played on the worker node: {_ended(proc)}"
+        with head_held(cluster):
+            proc = league_process(db, *SLOW, "--executor", "ray", "--address", cluster.address,
+                          "--concurrency", "2", env=env)  # fmt: skip
+            deadline = time.monotonic() + 120
+            while not (playing := table_workers(node)) and proc.poll() is None:
+                assert time.monotonic() < deadline, "no table started within 120 s"
+                time.sleep(0.05)
+            assert playing, f"no table was played on the worker node: {_ended(proc)}"
         before = stored(db)
         for pid in node:
             os.kill(pid, signal.SIGKILL)
         out, err = proc.communicate(timeout=240)
     finally:
-        proc.kill()
+        if proc is not None:
+            proc.kill()
     assert proc.returncode == 0, err
     assert before < EPISODES
     assert out == serial_slow
