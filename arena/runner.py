@@ -36,6 +36,7 @@ from arena.rules import DEFAULT_MAX_BIDS, TableRules
 from arena.sandbox.remote import SandboxedSeat, WorkerFailed
 from arena.sandbox.views import mode_to_json
 from arena.seats import Seat, SeatContext, SeatSpec, SeatUnavailable
+from arena.terminal_text import spec_text
 
 log = get_logger(__name__)
 
@@ -145,7 +146,7 @@ def run_episode(
         try:
             refuse_unwanted_arg(seat_type, spec)
         except ValueError as exc:
-            raise SetupError(f"seat {slot} ({spec}): {exc}") from None
+            raise SetupError(f"seat {slot} ({spec_text(spec)}): {exc}") from None
     filters = registry.ordered_talk_filters()
     policies = tuple(str(spec) for spec in specs)
     provenance = {
@@ -309,7 +310,7 @@ def _table_seats(
         except Exception as exc:
             if seat_type.provenance["distribution"] in (FIRST_PARTY_DISTRIBUTION, "local"):
                 # our own factories refuse a bad spec: the user's table is wrong, say why
-                raise SetupError(f"seat {slot} ({spec}): {exc}") from None
+                raise SetupError(f"seat {slot} ({spec_text(spec)}): {exc}") from None
             # a third party's factory that raises costs its seat, not the table or league
             seats.append(_unavailable(slot, spec, f"its factory raised {one_line(exc)}"))
     for slot, seat in enumerate(seats):
@@ -342,7 +343,7 @@ def _start_sandboxed(host, config, slot, seat_type, spec, policies):
 
 def _unavailable(slot: int, spec: SeatSpec, reason: str) -> Unavailable:
     log.warning("seat unavailable, bayes plays it", slot=slot, seat=str(spec), reason=reason)
-    return Unavailable(f"bayes played seat {slot} ({spec}): {reason}"[:500])
+    return Unavailable(f"bayes played seat {slot} ({spec_text(spec)}): {reason}"[:500])
 
 
 def _open_log(log_path: str | Path | None, force: bool) -> EventLog:

@@ -33,6 +33,19 @@ def printable(text: str) -> str:
     return _UNSHOWABLE.sub(_escape, text)
 
 
+SHOWN_SPEC = 160
+"""The most of a seat spec a warning or error line shows."""
+_URL_CREDENTIALS = re.compile(r"(?<=://)[^/?#@\s]*@")
+
+
+def spec_text(spec: object) -> str:
+    """A seat spec as a warning or error line shows it: printable, any credentials in a URL
+    it holds (``//user:password@``) cut out, at most :data:`SHOWN_SPEC` characters (a
+    100 KB URL was echoed whole)."""
+    text = printable(_URL_CREDENTIALS.sub("***@", str(spec)))
+    return text if len(text) <= SHOWN_SPEC else text[: SHOWN_SPEC - 1] + "…"
+
+
 def printable_lines(text: str) -> str:
     """:func:`printable` of each line of a text made of several (a screen, a wrapped
     listing): its own newlines stay newlines, every other character as printable."""

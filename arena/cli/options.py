@@ -21,7 +21,7 @@ from arena.plugins import PluginHost, Registry, UnknownName
 from arena.rules import DEFAULT_MAX_BIDS, MAX_BIDS_CAP, MAX_SEATS, MIN_SEATS
 from arena.runner import DEFAULT_SEATS, EpisodeRequest, SetupError
 from arena.seats import SeatSpec
-from arena.terminal_text import printable_lines
+from arena.terminal_text import printable_lines, spec_text
 
 USAGE_ERROR = 2
 
@@ -173,7 +173,7 @@ def resolve_seats(
         except UnknownName:  # reported where a name always is, with its context
             continue
         except ValueError as exc:
-            raise SetupError(f"seat {slot} ({spec}): {exc}") from None
+            raise SetupError(f"seat {slot} ({spec_text(spec)}): {exc}") from None
 
 
 def print_rows(args: argparse.Namespace, rows: list[dict], line: Callable[[dict], str]) -> int:

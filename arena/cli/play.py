@@ -15,7 +15,7 @@ from arena.plugins import PluginHost
 from arena.render import Narrator, deal_lines, results_lines
 from arena.results import Results
 from arena.runner import run_episode
-from arena.terminal_text import printable, printable_lines
+from arena.terminal_text import printable, printable_lines, spec_text
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -165,7 +165,7 @@ def warn_stand_ins(results: Results) -> None:
     for seat in results.seats:
         if seat.stand_in:
             by_reason.setdefault(printable(seat.stand_in), []).append(
-                f"{seat.slot} ({printable(seat.policy)})"
+                f"{seat.slot} ({spec_text(seat.policy)})"
             )
     if by_reason:
         parts = [

@@ -1,19 +1,23 @@
 """What configures an ``openai:`` seat: its ``--seat`` spec, the environment, and whose key
 goes where.
 
-``openai:POLICY?model=M[&base_url=URL&key_env=NAME&reasoning_effort=E&provider=ID&max_tokens=N]``:
+``openai:POLICY?model=M[&base_url=URL&key_env=NAME&reasoning_effort=E&provider=ID&max_tokens=N&timeout=S&max_reply_bytes=B]``:
 POLICY is a shipped policy name or a prompt file (:mod:`arena_policies`), as for
 Claude seats; ``model`` is required (no model is everyone's default). The
 defaults are the SDK's own variables, ``OPENAI_BASE_URL`` and ``OPENAI_API_KEY``,
 so two seats at one table can call two providers.
 
-A key goes only where the user sent it (:func:`endpoint`):
+A key goes only to the origin (scheme, host and port) the user paired it with
+(:func:`endpoint`, :mod:`arena_plugins.model_seat.origin`):
 
-- ``OPENAI_API_KEY`` goes to ``OPENAI_BASE_URL``, or to OpenAI's own host when
-  that is unset, as the SDK pairs them;
-- a seat whose own ``base_url=`` names another host sends only the key its
-  ``key_env=`` names, or none: trying someone's server never hands it your
-  OpenAI key by accident;
+- ``OPENAI_API_KEY``, ``OPENAI_ORG_ID``, ``OPENAI_PROJECT_ID`` and the headers
+  ``OPENAI_CUSTOM_HEADERS`` names go to the origin of ``OPENAI_BASE_URL``, or to
+  OpenAI's own https origin when that is unset, as the SDK pairs them;
+- a seat whose own ``base_url=`` names another origin (another port or scheme of
+  the same host included) sends only the key its ``key_env=`` names, or none:
+  trying someone's server never hands it your OpenAI key by accident;
+- ``key_env=`` names an API key's variable (:func:`check_key_env`): its whole
+  value is sent as a bearer token, so ``PATH`` or a cloud's secret never is;
 - a loopback or private ``base_url`` (a server you run yourself) needs no key.
 
 Where a key is needed and none is set, bayes stands in, as for a Claude seat
@@ -22,14 +26,20 @@ with no ``ANTHROPIC_API_KEY``.
 
 from __future__ import annotations
 
-import ipaddress
+import re
 from collections.abc import Mapping
-from urllib.parse import urlsplit
 
 import attrs
 
+from arena_plugins.model_seat.origin import (
+    Origin,
+    check_base_url,
+    host_of,
+    is_local,
+    origin_of,
+)
 from arena_plugins.model_seat.prices import checked_provider, provider_of_url
-from arena_plugins.model_seat.retries import number
+from arena_plugins.model_seat.retries import BOUND_SETTINGS, number
 from arena_plugins.model_seat.spec import split_arg
 
 API_KEY_ENV = "OPENAI_API_KEY"
@@ -39,7 +49,15 @@ OPENAI_BASE_URL = "https://api.openai.com/v1"
 RETRY_PREFIX = "ARENA_OPENAI"
 """``ARENA_OPENAI_TIMEOUT``, ``_RETRY_ATTEMPTS``, ``_RETRY_SECONDS``, ``_BACKOFF``."""
 
-SETTINGS = ("model", "base_url", "key_env", "reasoning_effort", "provider", "max_tokens")
+SETTINGS = (
+    "model",
+    "base_url",
+    "key_env",
+    "reasoning_effort",
+    "provider",
+    "max_tokens",
+    *BOUND_SETTINGS,
+)
 """What a seat spec's query may set."""
 REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
 """The SDK's ``ReasoningEffort`` values (openai 3.x)."""
@@ -56,6 +74,8 @@ class SeatArg:
     reasoning_effort: str | None = None
     provider: str | None = None
     max_tokens: int | None = None
+    bounds: Mapping[str, str] = attrs.field(factory=dict)
+    """The seat's own call bounds (``timeout``, ``max_reply_bytes``), as written."""
 
 
 def parse_arg(arg: str | None) -> SeatArg:
@@ -74,37 +94,64 @@ def parse_arg(arg: str | None) -> SeatArg:
     base_url = values.get("base_url")
     if base_url is not None:
         check_base_url(base_url, "base_url")
+    key_env = values.get("key_env")
+    if key_env is not None:
+        check_key_env(key_env)
     return SeatArg(
         policy=policy,
         model=values["model"],
         base_url=base_url,
-        key_env=values.get("key_env"),
+        key_env=key_env,
         reasoning_effort=effort.lower() if effort else None,
         provider=values.get("provider"),
         max_tokens=number(values.get("max_tokens"), "max_tokens", int, None, low=1),
+        bounds={key: values[key] for key in BOUND_SETTINGS if key in values},
     )
 
 
-def check_base_url(url: str, name: str) -> None:
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(f"{name} must be an http(s) URL with a host, got {url!r}")
+KEY_VARIABLE = re.compile(r"[A-Z][A-Z0-9_]*(_KEY|_TOKEN)")
+"""What an API key's variable is called: ``OPENROUTER_API_KEY``, ``GEMINI_API_KEY``,
+``HF_TOKEN``, ``GITHUB_TOKEN`` (GitHub Models)."""
+NOT_API_KEYS = frozenset(
+    {
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+        "AWS_SECURITY_TOKEN",
+        "AZURE_CLIENT_SECRET",
+        "GOOGLE_APPLICATION_CREDENTIALS",
+        "NPM_TOKEN",
+        "NODE_AUTH_TOKEN",
+        "PYPI_TOKEN",
+        "PYPI_API_TOKEN",
+        "TWINE_PASSWORD",
+        "CARGO_REGISTRY_TOKEN",
+        "DOCKER_AUTH_CONFIG",
+        "VAULT_TOKEN",
+        "CI_JOB_TOKEN",
+        "ACTIONS_RUNTIME_TOKEN",
+        "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
+    }
+)
+"""Secrets shaped like a key's name that no chat-completions server takes as its bearer
+token: a cloud's or a registry's, which a shared league file must never send."""
 
 
-def host_of(url: str) -> str:
-    return (urlsplit(url).hostname or "").lower()
-
-
-def is_local(url: str) -> bool:
-    """Whether ``url`` names a server on this machine or a private network: one you run."""
-    host = host_of(url)
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        return False
-    return address.is_loopback or address.is_private or address.is_link_local
+def check_key_env(name: str) -> None:
+    """``ValueError`` unless ``name`` is an API key's variable: upper case, ending in ``_KEY``
+    or ``_TOKEN``, and not a well-known secret of another service (:data:`NOT_API_KEYS`).
+    The variable's whole value is sent as ``Authorization: Bearer``, so a league file
+    naming ``PATH``, ``HOME`` or ``AWS_SECRET_ACCESS_KEY`` is refused, not warned about:
+    the value would already have left by the time anyone read a warning."""
+    if name in NOT_API_KEYS:
+        raise ValueError(
+            f"key_env={name} is another service's secret, not an API key: it is never sent"
+        )
+    if not KEY_VARIABLE.fullmatch(name):
+        shown_name = name if len(name) <= 60 else name[:59] + "…"
+        raise ValueError(
+            f"key_env must name an API key's variable (upper case, ending in _KEY or _TOKEN, "
+            f"such as OPENROUTER_API_KEY), got {shown_name!r}"
+        )
 
 
 @attrs.frozen
@@ -117,8 +164,14 @@ class Endpoint:
     key_env: str
     """The variable the key comes (or would come) from, as a warning names it."""
     pairs_openai_env: bool
-    """The SDK's own pairing (``OPENAI_API_KEY`` to ``OPENAI_BASE_URL`` or OpenAI's host):
-    only then may the SDK's other variables (organization, project) go along."""
+    """The SDK's own pairing (``OPENAI_API_KEY`` to ``OPENAI_BASE_URL``'s origin or OpenAI's):
+    only then may the SDK's other variables (organization, project, custom headers) go
+    along."""
+
+    @property
+    def origin(self) -> Origin:
+        """Where every request of this seat goes, and the only place its key may."""
+        return origin_of(self.base_url)
 
     @property
     def local(self) -> bool:
@@ -153,7 +206,7 @@ def endpoint(seat: SeatArg, environ: Mapping[str, str]) -> Endpoint:
         check_base_url(env_url, BASE_URL_ENV)
     paired_url = env_url or OPENAI_BASE_URL
     base_url = seat.base_url or paired_url
-    pairs = seat.base_url is None or host_of(seat.base_url) == host_of(paired_url)
+    pairs = seat.base_url is None or origin_of(seat.base_url) == origin_of(paired_url)
     if seat.key_env is not None:
         key_env = seat.key_env
     elif pairs:
