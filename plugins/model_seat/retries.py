@@ -7,9 +7,12 @@ faults (HTTP 408, 409, 429, any 5xx, connection errors, timeouts) are retried
 with exponential backoff and jitter; a ``retry-after`` (or ``retry-after-ms``)
 header is waited exactly. Retrying stops at :attr:`RetryBounds.attempts`
 requests, or before a wait would run past :attr:`RetryBounds.total` seconds.
-Whatever error is left, and any non-transient one, becomes
-:class:`ApiUnavailable`: the seat could not answer, which the engine logs as a
-fault, not as an illegal move.
+Each request is bounded as a whole (:mod:`arena_plugins.model_seat.bounded`): by
+:attr:`RetryBounds.timeout`, and by what is left of :attr:`RetryBounds.total`, so
+a decision never runs past ``total`` whatever a server drips; and by
+:attr:`RetryBounds.max_reply_bytes`. Whatever error is left, and any
+non-transient one, becomes :class:`ApiUnavailable`: the seat could not answer,
+which the engine logs as a fault, not as an illegal move.
 
 Every reply's headers are read as they arrive (:func:`pause_every_seat`, an
 HTTP client hook): a ``retry-after``, or an ``x-ratelimit-remaining-*`` of 0
@@ -31,6 +34,8 @@ import tenacity
 
 from arena.limits import LIMITER
 from arena.logs import get_logger
+from arena_plugins.model_seat.bounded import CallFault, bounded_call
+from arena_plugins.model_seat.usage import rate_tokens
 
 log = get_logger(__name__)
 
@@ -45,34 +50,59 @@ Answer = TypeVar("Answer")
 class ApiUnavailable(Exception):
     """The model could not be asked: the reason is one deterministic line for the log."""
 
+    def __init__(self, reason: str, usage: dict[str, int] | None = None):
+        super().__init__(reason)
+        self.usage = usage
+        """The token counts of a call that was answered and paid for, though unreadable."""
+
 
 @attrs.frozen
 class RetryBounds:
     """How long a seat keeps trying through transient API faults before rule 11 steps in."""
 
     timeout: float = 60.0
-    """Seconds one HTTP request may take (connect, send, wait for the reply)."""
+    """Seconds one request may take as a whole: connect, send, the first byte and the whole
+    reply (a server that drips its reply cannot stretch it)."""
     attempts: int = 4
     """Requests per decision, the first included."""
     total: float = 120.0
     """Seconds of retrying per decision; no wait (``retry-after`` included) goes past it."""
     backoff: float = 1.0
     """First backoff in seconds; doubles per attempt, with jitter, up to 32x."""
+    max_reply_bytes: int = 8 * 2**20
+    """The most of one reply read; a longer one (or one declaring more) is refused. 8 MiB
+    holds a reasoning model's longest reply many times over."""
 
 
-def retry_bounds(environ: Mapping[str, str], prefix: str) -> RetryBounds:
-    """The bounds ``PREFIX_TIMEOUT``, ``PREFIX_RETRY_ATTEMPTS``, ``PREFIX_RETRY_SECONDS`` and
-    ``PREFIX_BACKOFF`` set (table-wide: the environment only); each wire has its prefix."""
+BOUND_SETTINGS = ("timeout", "max_reply_bytes")
+"""The bounds a seat spec may set for its own seat, over the environment's."""
+
+
+def retry_bounds(
+    environ: Mapping[str, str], prefix: str, seat: Mapping[str, str] | None = None
+) -> RetryBounds:
+    """The bounds ``PREFIX_TIMEOUT``, ``PREFIX_RETRY_ATTEMPTS``, ``PREFIX_RETRY_SECONDS``,
+    ``PREFIX_BACKOFF`` and ``PREFIX_MAX_REPLY_BYTES`` set, each wire under its own prefix;
+    a seat's own ``timeout=`` and ``max_reply_bytes=`` (``seat``) come first."""
     default = RetryBounds()
+    seat = seat or {}
     names = {
         "timeout": f"{prefix}_TIMEOUT",
         "attempts": f"{prefix}_RETRY_ATTEMPTS",
         "total": f"{prefix}_RETRY_SECONDS",
         "backoff": f"{prefix}_BACKOFF",
+        "max_reply_bytes": f"{prefix}_MAX_REPLY_BYTES",
     }
+    timeout_name = "timeout" if "timeout" in seat else names["timeout"]
+    bytes_name = "max_reply_bytes" if "max_reply_bytes" in seat else names["max_reply_bytes"]
     return RetryBounds(
         timeout=number(
-            environ.get(names["timeout"]), names["timeout"], float, default.timeout, above=0
+            seat.get("timeout", environ.get(names["timeout"])),
+            timeout_name,
+            float,
+            default.timeout,
+            above=0,
+            high=MAX_SECONDS,
         ),
         attempts=number(
             environ.get(names["attempts"]), names["attempts"], int, default.attempts, low=1
@@ -81,7 +111,20 @@ def retry_bounds(environ: Mapping[str, str], prefix: str) -> RetryBounds:
         backoff=number(
             environ.get(names["backoff"]), names["backoff"], float, default.backoff, low=0
         ),
+        max_reply_bytes=number(
+            seat.get("max_reply_bytes", environ.get(names["max_reply_bytes"])),
+            bytes_name,
+            int,
+            default.max_reply_bytes,
+            low=1024,
+            high=2**31,
+        ),
     )
+
+
+MAX_SECONDS = 86_400.0
+"""A day: the longest a seat waits for one reply (a larger number is a typo, and an
+infinite one would never time out)."""
 
 
 def number(
@@ -92,21 +135,29 @@ def number(
     *,
     low: float | None = None,
     above: float | None = None,
+    high: float | None = None,
 ):
-    """A setting's number, ``default`` when unset; ``ValueError`` naming ``name`` otherwise."""
+    """A setting's number, ``default`` when unset; ``ValueError`` naming ``name`` otherwise
+    (the value shown at most 40 characters long)."""
     if text is None or not text.strip():
         return default
+    shown = text if len(text) <= 40 else text[:39] + "…"
     try:
         value = kind(text.strip())
     except ValueError:
-        raise ValueError(f"{name} must be a number ({kind.__name__}), got {text!r}") from None
+        raise ValueError(f"{name} must be a number ({kind.__name__}), got {shown!r}") from None
     if (
         (low is not None and value < low)
         or (above is not None and value <= above)
+        or (high is not None and value > high)
         or value != value  # NaN
     ):
-        bounds = [f">= {low}" if low is not None else "", f"> {above}" if above is not None else ""]
-        raise ValueError(f"{name} must be {' and '.join(b for b in bounds if b)}, got {text!r}")
+        bounds = [
+            f">= {low}" if low is not None else "",
+            f"> {above}" if above is not None else "",
+            f"<= {high:g}" if high is not None else "",
+        ]
+        raise ValueError(f"{name} must be {' and '.join(b for b in bounds if b)}, got {shown!r}")
     return value
 
 
@@ -220,6 +271,8 @@ def sdk_wire(name: str, retry_event: str, sdk: Any, status_words: Callable[[Any]
     words for it, each API having its own error body."""
 
     def is_transient(error: BaseException) -> bool:
+        if isinstance(error, CallFault):
+            return error.transient
         if isinstance(error, sdk.APIConnectionError):  # includes APITimeoutError
             return True
         if isinstance(error, sdk.APIStatusError):
@@ -227,6 +280,8 @@ def sdk_wire(name: str, retry_event: str, sdk: Any, status_words: Callable[[Any]
         return False
 
     def describe(error: BaseException) -> str:
+        if isinstance(error, CallFault):
+            return str(error)
         if isinstance(error, sdk.APITimeoutError):
             return "request timed out"
         if isinstance(error, sdk.APIConnectionError):
@@ -249,9 +304,17 @@ def call_with_retries(
     and the league-wide limiter; raises :class:`ApiUnavailable` when no answer came within
     the bounds."""
 
+    started = time.monotonic()
+
     def limited() -> Answer:
+        left = bounds.total - (time.monotonic() - started)
+        seconds = max(min(bounds.timeout, left), 0.001)
         with LIMITER.request() as used:
-            answer, tokens = call()
+            try:
+                answer, tokens = bounded_call(call, seconds, bounds.max_reply_bytes)
+            except CallFault as fault:
+                used(rate_tokens(fault.usage) if fault.usage else 0)
+                raise
             used(tokens)
         return answer
 
@@ -263,7 +326,7 @@ def call_with_retries(
         log.warning(
             wire.retry_event,
             attempt=state.attempt_number,
-            error=type(error).__name__,
+            error=wire.describe(error) if error is not None else "none",
             wait=round(state.upcoming_sleep, 3),
         )
 
@@ -279,13 +342,18 @@ def call_with_retries(
     )
     try:
         return retrying(limited)
-    except wire.error as error:
-        attempts = retrying.statistics.get("attempt_number", 1)
-        if not wire.is_transient(error):
+    except CallFault as fault:
+        if not fault.transient:
+            raise ApiUnavailable(f"{wire.name}: {fault}", usage=fault.usage) from fault
+        error: BaseException = fault
+    except wire.error as sdk_error:
+        if not wire.is_transient(sdk_error):
             raise ApiUnavailable(
-                f"{wire.name} refused the request (not retried): {wire.describe(error)}"
-            ) from error
-        plural = "s" if attempts != 1 else ""
-        raise ApiUnavailable(
-            f"{wire.name} unavailable after {attempts} attempt{plural}: {wire.describe(error)}"
-        ) from error
+                f"{wire.name} refused the request (not retried): {wire.describe(sdk_error)}"
+            ) from sdk_error
+        error = sdk_error
+    attempts = retrying.statistics.get("attempt_number", 1)
+    plural = "s" if attempts != 1 else ""
+    raise ApiUnavailable(
+        f"{wire.name} unavailable after {attempts} attempt{plural}: {wire.describe(error)}"
+    ) from error

@@ -7,7 +7,8 @@ policy owns them (:mod:`arena_plugins.model_seat.retries`). The SDK would read
 (:func:`arena_plugins.openai_chat.settings.endpoint` chose them), and a request
 to anything but the SDK's own pairing omits the organization and project headers
 and those ``OPENAI_CUSTOM_HEADERS`` names, so nothing of the user's OpenAI account reaches
-another host.
+another origin. The client's hooks (:func:`~arena_plugins.model_seat.bounded.client_hooks`)
+refuse a redirect to another origin before it is sent, and bound each reply.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 
 import openai
 
+from arena_plugins.model_seat.bounded import NO_COMPRESSION, client_hooks
 from arena_plugins.model_seat.retries import RetryBounds, pause_every_seat, sdk_wire
 from arena_plugins.openai_chat.settings import Endpoint
 
@@ -31,12 +33,14 @@ def _no_key() -> str:
 def make_client(place: Endpoint, bounds: RetryBounds) -> openai.OpenAI:
     """The process's client for this endpoint and these bounds, shared by every seat that uses
     them (building one costs a TLS context; shared, seats reuse its pooled connections)."""
-    hooks = {"response": [functools.partial(pause_every_seat, longest=bounds.total)]}
+    hooks = client_hooks(place.origin)
+    hooks["response"].append(functools.partial(pause_every_seat, longest=bounds.total))
     return openai.OpenAI(
         api_key=place.key if place.key else _no_key,
         base_url=place.base_url,
         max_retries=0,
         timeout=bounds.timeout,
+        default_headers=NO_COMPRESSION,
         http_client=openai.DefaultHttpxClient(event_hooks=hooks),
     )
 
