@@ -358,6 +358,8 @@ class Engine:
                 deal.reject()
             except SeatUnavailable as fault:
                 tally.faults += 1
+                if fault.usage is not None:
+                    self._record_usage(deal, slot, Reply(None, usage=fault.usage))
                 self.emit(Fault(deal.number, slot, str(fault) or "seat unavailable"))
                 deal.fault()
         tally.fallbacks += 1

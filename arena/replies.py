@@ -108,6 +108,8 @@ def _parse_text(text: str) -> Action:
             return _parse_mapping(json.loads(stripped))
         except json.JSONDecodeError as exc:
             raise IllegalReply(f"unparseable JSON reply: {exc.msg}") from None
+        except RecursionError:  # a reply nested past the parser's stack
+            raise IllegalReply("unparseable JSON reply: nested too deep") from None
     if _CHALLENGE_TEXT.match(stripped):
         return Challenge()
     match = _BID_TEXT.match(stripped)

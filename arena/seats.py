@@ -31,11 +31,17 @@ class Seat(Protocol):
 
 
 class SeatUnavailable(Exception):
-    """The seat could not answer at all (its service stayed down past the retry bound).
+    """The seat could not answer at all (its service stayed down past the retry bound, or
+    answered with what is not a reply).
 
     Not an illegal move: the engine logs a ``fault`` and applies rule 11's fallback
     at once, without the retry-with-reason step.
     """
+
+    def __init__(self, reason: str = "", usage: Mapping[str, int] | None = None):
+        super().__init__(reason)
+        self.usage = usage
+        """What the unreadable call was paid for, logged before the fault."""
 
 
 class SeatQuit(Exception):

@@ -9,7 +9,10 @@ left becomes :class:`~arena_plugins.model_seat.retries.ApiUnavailable`. Every
 reply's headers pass the core's hook that pauses every seat of the league.
 
 The base URL is the SDK's own setting (``ANTHROPIC_BASE_URL``), so any endpoint
-that speaks the Messages API, such as the tests' loopback server, can stand in.
+that speaks the Messages API, such as the tests' loopback server, can stand in;
+the key goes to that origin only (the client's hooks refuse a redirect elsewhere,
+:mod:`~arena_plugins.model_seat.bounded`), and each reply is bounded in time and
+size and read from its raw JSON, each field checked (:func:`read_message`).
 """
 
 from __future__ import annotations
@@ -23,31 +26,53 @@ from typing import Any
 import anthropic
 import numpy as np
 
+from arena_plugins.model_seat.bounded import NO_COMPRESSION, client_hooks
+from arena_plugins.model_seat.origin import check_base_url, origin_of
+from arena_plugins.model_seat.reply_body import UnreadableReply, decode, field
 from arena_plugins.model_seat.retries import (
     RetryBounds,
     call_with_retries,
     pause_every_seat,
     sdk_wire,
 )
+from arena_plugins.model_seat.usage import count, part_of, rate_tokens, usage
+
+BASE_URL_ENV = "ANTHROPIC_BASE_URL"
+DEFAULT_BASE_URL = "https://api.anthropic.com"
 
 
-def make_client(api_key: str, bounds: RetryBounds) -> anthropic.Anthropic:
+def make_client(
+    api_key: str, bounds: RetryBounds, environ: Mapping[str, str] = os.environ
+) -> anthropic.Anthropic:
     """The process's client for this key, bounds and base URL, shared by every seat.
 
     Building a client costs about 22 ms of CPU (its TLS context), which a league
     of many Claude tables in threads paid for every seat of every table; shared,
     the seats also reuse its pooled connections. It lives as long as the process.
     """
-    return _shared_client(api_key, bounds, os.environ.get("ANTHROPIC_BASE_URL"))
+    return _shared_client(api_key, bounds, base_url(environ))
+
+
+def base_url(environ: Mapping[str, str]) -> str:
+    """Where the key goes: ``ANTHROPIC_BASE_URL``, checked (``ValueError``, one line), else
+    Anthropic's own API."""
+    url = (environ.get(BASE_URL_ENV) or "").strip()
+    if not url:
+        return DEFAULT_BASE_URL
+    check_base_url(url, BASE_URL_ENV)
+    return url
 
 
 @functools.cache
-def _shared_client(api_key: str, bounds: RetryBounds, base_url: str | None) -> anthropic.Anthropic:
-    hooks = {"response": [functools.partial(pause_every_seat, longest=bounds.total)]}
+def _shared_client(api_key: str, bounds: RetryBounds, url: str) -> anthropic.Anthropic:
+    hooks = client_hooks(origin_of(url))
+    hooks["response"].append(functools.partial(pause_every_seat, longest=bounds.total))
     return anthropic.Anthropic(
         api_key=api_key,
+        base_url=url,
         max_retries=0,
         timeout=bounds.timeout,
+        default_headers=NO_COMPRESSION,
         http_client=anthropic.DefaultHttpxClient(event_hooks=hooks),
     )
 
@@ -67,16 +92,71 @@ def create_message(
     bounds: RetryBounds,
     rng: np.random.Generator,
     sleep: Callable[[float], None] = time.sleep,
-) -> anthropic.types.Message:
+) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """``client.messages.create(**request)`` under the retry policy and the league-wide
-    limiter; raises :class:`~arena_plugins.model_seat.retries.ApiUnavailable` when no answer
-    came within the bounds."""
+    limiter: the reply's content blocks and usage (:func:`read_message`); raises
+    :class:`~arena_plugins.model_seat.retries.ApiUnavailable` when no answer came within
+    the bounds."""
 
-    def call() -> tuple[anthropic.types.Message, int]:
-        message = client.messages.create(**request)
-        usage = message.usage
-        return message, (
-            usage.input_tokens + usage.output_tokens + (usage.cache_creation_input_tokens or 0)
-        )
+    def call() -> tuple[tuple[list[dict[str, Any]], dict[str, int]], int]:
+        raw = client.messages.with_raw_response.create(**request)
+        content, used = read_message(decode(raw.http_response.content))
+        return (content, used), rate_tokens(used)
 
     return call_with_retries(WIRE, call, bounds, rng, sleep)
+
+
+def read_message(body: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """A Message's content blocks (each an object with a string ``type``) and its checked
+    usage; :class:`~arena_plugins.model_seat.reply_body.UnreadableReply` (with the usage,
+    when that much was valid) for anything not in the API's shape."""
+    used = usage_of(body)
+    try:
+        content = field(body, "content", list)
+        for block in content:
+            kind = field(block, "type", str)
+            for name, kinds in BLOCK_FIELDS.get(kind, ()):
+                field(block, name, kinds)
+    except UnreadableReply as unreadable:
+        unreadable.usage = used
+        raise
+    return content, used
+
+
+BLOCK_FIELDS: dict[str, tuple[tuple[str, type], ...]] = {
+    "text": (("text", str),),
+    "tool_use": (("name", str), ("input", dict)),
+    "thinking": (("thinking", str),),
+}
+"""What the seat reads of each kind of content block (:mod:`~arena_plugins.claude.reply_tool`),
+and the JSON type each must have."""
+
+
+def usage_of(body: dict[str, Any]) -> dict[str, int]:
+    """The token counts the API reported, in the engine's ``usage`` vocabulary, checked
+    (:mod:`arena_plugins.model_seat.usage`); a split the API does not report counts 0."""
+    reported = field(body, "usage", dict)
+    writes = count(reported, "cache_creation_input_tokens", reported)
+    output = count(reported, "output_tokens", reported)
+    split = reported.get("cache_creation") or {}
+    details = reported.get("output_tokens_details") or {}
+    return usage(
+        count(reported, "input_tokens", reported),
+        output,
+        cache_read=count(reported, "cache_read_input_tokens", reported),
+        cache_write=writes,
+        cache_write_1h=part_of(
+            count(split, "ephemeral_1h_input_tokens", reported),
+            writes,
+            "ephemeral_1h_input_tokens",
+            "cache_creation_input_tokens",
+            reported,
+        ),
+        thinking=part_of(
+            count(details, "thinking_tokens", reported),
+            output,
+            "thinking_tokens",
+            "output_tokens",
+            reported,
+        ),
+    )

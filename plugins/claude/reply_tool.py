@@ -57,28 +57,26 @@ TOOL_CHOSEN = {"type": "auto", "disable_parallel_tool_use": True}
 """The model's choice, the only one a thinking request may make."""
 
 
-def read_reply(content: list[Any]) -> Any:
+def read_reply(content: list[dict[str, Any]]) -> Any:
     """What the engine should parse (:func:`~arena_plugins.model_seat.action.read_action`):
-    the ``act`` inputs, else the reply's text."""
+    the ``act`` inputs, else the reply's text. ``content`` is the Message's raw blocks, their
+    fields checked (:func:`~arena_plugins.claude.client.read_message`)."""
     calls = [
-        block.input for block in content if _kind(block) == "tool_use" and block.name == TOOL_NAME
+        block["input"]
+        for block in content
+        if block["type"] == "tool_use" and block["name"] == TOOL_NAME
     ]
-    text = "".join(block.text for block in content if _kind(block) == "text")
+    text = "".join(block["text"] for block in content if block["type"] == "text")
     return read_action(calls, text)
 
 
-def read_thinking(content: list[Any]) -> tuple[Thought, ...] | None:
+def read_thinking(content: list[dict[str, Any]]) -> tuple[Thought, ...] | None:
     """The reply's reasoning in order, ``None`` when it has none; a redacted block is
     marked as such, its encrypted data left out."""
     thoughts = []
     for block in content:
-        kind = _kind(block)
-        if kind == "thinking":
-            thoughts.append(thought(block.thinking))
-        elif kind == "redacted_thinking":
+        if block["type"] == "thinking":
+            thoughts.append(thought(block["thinking"]))
+        elif block["type"] == "redacted_thinking":
             thoughts.append(Thought(REDACTED))
     return tuple(thoughts) or None
-
-
-def _kind(block: Any) -> str | None:
-    return getattr(block, "type", None)

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from typing import Any
 
 import anthropic
 import attrs
@@ -54,7 +55,6 @@ from arena_plugins.claude.settings import (
 )
 from arena_plugins.model_seat.retries import ApiUnavailable
 from arena_plugins.model_seat.stand_in import bayes_stand_in, no_key
-from arena_plugins.model_seat.usage import usage
 from arena_policies import Policy, resolve
 
 CACHE_CHECK_CALLS = 4
@@ -86,9 +86,7 @@ class ClaudeSeat:
         self.cache_read = 0
 
     def decide(self, view: SeatView) -> Reply:
-        message = self._ask(view)
-        content = message.content
-        used = usage_of(message)
+        content, used = self._ask(view)
         self._watch_cache(used["cache_read_tokens"])
         return Reply(read_reply(content), usage=used, thinking=read_thinking(content))
 
@@ -104,13 +102,13 @@ class ClaudeSeat:
                 "(512, 1024 or 4096 tokens, by model) is not cached",
             )
 
-    def _ask(self, view: SeatView) -> anthropic.types.Message:
+    def _ask(self, view: SeatView) -> tuple[list[dict[str, Any]], dict[str, int]]:
         request = build_request(view, self.rules, self.policy, self.settings)
         try:
             return create_message(self.client, request, self.bounds, self.rng)
         except ApiUnavailable as fault:
             if not self._adapt(fault):
-                raise SeatUnavailable(str(fault)) from fault
+                raise SeatUnavailable(str(fault), usage=fault.usage) from fault
         return self._ask(view)
 
     def _adapt(self, fault: ApiUnavailable) -> bool:
@@ -135,22 +133,6 @@ class ClaudeSeat:
         return True
 
 
-def usage_of(message: anthropic.types.Message) -> dict[str, int]:
-    """The token counts the API reported, in the engine's ``usage`` vocabulary; a split the
-    API does not report counts 0."""
-    reported = message.usage
-    split = reported.cache_creation
-    details = reported.output_tokens_details
-    return usage(
-        reported.input_tokens,
-        reported.output_tokens,
-        cache_read=reported.cache_read_input_tokens or 0,
-        cache_write=reported.cache_creation_input_tokens or 0,
-        cache_write_1h=split.ephemeral_1h_input_tokens if split else 0,
-        thinking=details.thinking_tokens if details else 0,
-    )
-
-
 @attrs.frozen
 class SeatSetup:
     """A ``claude:`` argument read, and checked against its model's rules."""
@@ -166,12 +148,12 @@ def seat_setup(arg: str | None, environ: Mapping[str, str]) -> SeatSetup:
     """The seat's settings in the shape its model takes, the model looked up with the
     seat's key; ``ValueError`` (one line) for a setting, or a model, that cannot be played."""
     parsed = parse_arg(arg)
-    bounds = retry_bounds(environ)
+    bounds = retry_bounds(environ, parsed.overrides)
     api_key = environ.get(API_KEY_ENV, "").strip()
     if not api_key:
         return SeatSetup(parsed, model_settings(parsed.overrides, environ), bounds, None)
-    client = make_client(api_key, bounds)
-    rules = model_rules(client, chosen_model(parsed.overrides, environ))
+    client = make_client(api_key, bounds, environ)
+    rules = model_rules(client, chosen_model(parsed.overrides, environ), bounds)
     settings = model_settings(parsed.overrides, environ, rules)
     return SeatSetup(parsed, settings, bounds, client)
 

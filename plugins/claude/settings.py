@@ -1,6 +1,6 @@
 """What configures a Claude seat: its ``--seat`` spec and the environment.
 
-``claude:POLICY[?model=M&thinking=adaptive|off&effort=E&max_tokens=N]``:
+``claude:POLICY[?model=M&thinking=adaptive|off&effort=E&max_tokens=N&timeout=S&max_reply_bytes=B]``:
 POLICY is a shipped policy name or a prompt file (:mod:`arena_policies`); the
 query overrides, for this seat only, the defaults the environment sets for every
 Claude seat. What a model takes (its thinking modes, effort levels, output
@@ -19,7 +19,7 @@ from collections.abc import Mapping
 import attrs
 
 from arena_plugins.claude.models import ADAPTIVE, ModelRules, shipped_rules
-from arena_plugins.model_seat.retries import RetryBounds, number
+from arena_plugins.model_seat.retries import BOUND_SETTINGS, RetryBounds, number
 from arena_plugins.model_seat.retries import retry_bounds as core_retry_bounds
 from arena_plugins.model_seat.spec import split_arg
 
@@ -71,7 +71,7 @@ class ModelSettings:
         return min(default, self.limit) if self.limit is not None else default
 
 
-SETTINGS = ("model", "thinking", "effort", "max_tokens")
+SETTINGS = ("model", "thinking", "effort", "max_tokens", *BOUND_SETTINGS)
 """What a seat spec's query may set."""
 
 
@@ -142,6 +142,7 @@ def _word(text: str | None) -> str | None:
     return text.strip().lower() or None
 
 
-def retry_bounds(environ: Mapping[str, str]) -> RetryBounds:
-    """The bounds the ``ARENA_CLAUDE_*`` variables set (the core's, under this prefix)."""
-    return core_retry_bounds(environ, RETRY_PREFIX)
+def retry_bounds(environ: Mapping[str, str], overrides: Mapping[str, str]) -> RetryBounds:
+    """The bounds the ``ARENA_CLAUDE_*`` variables set (the core's, under this prefix), the
+    seat's own ``timeout=`` and ``max_reply_bytes=`` first."""
+    return core_retry_bounds(environ, RETRY_PREFIX, overrides)

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any
 
 import attrs
 import openai
@@ -25,7 +24,9 @@ import openai
 from arena.logs import get_logger
 from arena.seats import Reply, SeatContext, SeatUnavailable
 from arena.view import SeatView
+from arena_plugins.model_seat.origin import host_of
 from arena_plugins.model_seat.prices import checked_provider
+from arena_plugins.model_seat.reply_body import decode
 from arena_plugins.model_seat.retries import (
     ApiUnavailable,
     RetryBounds,
@@ -33,22 +34,16 @@ from arena_plugins.model_seat.retries import (
     retry_bounds,
 )
 from arena_plugins.model_seat.stand_in import bayes_stand_in, no_key
+from arena_plugins.model_seat.usage import rate_tokens
 from arena_plugins.openai_chat.client import WIRE, make_client, refusal_text, withheld_headers
 from arena_plugins.openai_chat.settings import (
     RETRY_PREFIX,
     Endpoint,
     SeatArg,
     endpoint,
-    host_of,
     parse_arg,
 )
-from arena_plugins.openai_chat.wire import (
-    SHAPES,
-    build_request,
-    read_reply,
-    read_thinking,
-    usage_of,
-)
+from arena_plugins.openai_chat.wire import SHAPES, Answer, build_request, read_completion
 from arena_policies import Policy, resolve
 
 log = get_logger(__name__)
@@ -80,13 +75,10 @@ class OpenAISeat:
         """The request shape in use; it only steps down, once per shape, this episode."""
 
     def decide(self, view: SeatView) -> Reply:
-        completion = self._ask(view)
-        choice = completion.choices[0]
-        return Reply(
-            read_reply(choice), usage=usage_of(completion), thinking=read_thinking(choice.message)
-        )
+        answer = self._ask(view)
+        return Reply(answer.content, usage=answer.usage, thinking=answer.thinking)
 
-    def _ask(self, view: SeatView) -> Any:
+    def _ask(self, view: SeatView) -> Answer:
         request = build_request(
             view,
             self.rules,
@@ -99,20 +91,19 @@ class OpenAISeat:
         )
         headers = withheld_headers(self.place)
 
-        def call() -> tuple[Any, int]:
-            completion = self.client.chat.completions.create(**request, extra_headers=headers)
-            usage = completion.usage
-            return completion, (usage.total_tokens if usage else 0)
+        def call() -> tuple[Answer, int]:
+            raw = self.client.chat.completions.with_raw_response.create(
+                **request, extra_headers=headers
+            )
+            answer = read_completion(decode(raw.http_response.content))
+            return answer, rate_tokens(answer.usage)
 
         try:
-            completion = call_with_retries(WIRE, call, self.bounds, self.rng)
+            return call_with_retries(WIRE, call, self.bounds, self.rng)
         except ApiUnavailable as fault:
             if not self._adapt(fault):
-                raise SeatUnavailable(str(fault)) from fault
+                raise SeatUnavailable(str(fault), usage=fault.usage) from fault
             return self._ask(view)
-        if not completion.choices:
-            raise SeatUnavailable(f"{WIRE.name} answered with no choices")
-        return completion
 
     def _adapt(self, fault: ApiUnavailable) -> bool:
         """Take the next request shape after a refusal of this one; whether it did."""
@@ -147,7 +138,8 @@ class SeatSetup:
 def seat_setup(arg: str | None, environ: Mapping[str, str]) -> SeatSetup:
     """``ValueError`` (one line) for a setting that cannot be played."""
     seat = parse_arg(arg)
-    return SeatSetup(seat, endpoint(seat, environ), retry_bounds(environ, RETRY_PREFIX))
+    bounds = retry_bounds(environ, RETRY_PREFIX, seat.bounds)
+    return SeatSetup(seat, endpoint(seat, environ), bounds)
 
 
 def preflight(arg: str | None, environ: Mapping[str, str] = os.environ) -> None:

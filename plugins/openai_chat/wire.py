@@ -16,6 +16,9 @@ the order a seat tries them, stepping down once per episode on a refusal):
 4. ``text``: no tools and no format; the model writes its action as JSON in its
    text.
 
+The reply is read from its raw JSON, each field the seat uses checked
+(:func:`read_completion`): a body that is not a chat completion, or usage that
+is not token counts, is a fault of the call, never the model's move.
 Every shape's reply goes through one reader: the ``act`` call's arguments (a
 JSON object; arguments that are not JSON are rule 11's unparseable reply), else
 the message's text. A ``length`` stop with no complete call is rule 11's
@@ -31,6 +34,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import attrs
+
 from arena.events import Thought
 from arena.rules import TableRules
 from arena.view import SeatView
@@ -43,7 +48,9 @@ from arena_plugins.model_seat.action import (
     thought,
 )
 from arena_plugins.model_seat.prompt import policy_text, record, rules_in_brief, turn
-from arena_plugins.model_seat.usage import usage
+from arena_plugins.model_seat.reply_body import UnreadableReply, field
+from arena_plugins.model_seat.usage import count, part_of, usage
+from arena_plugins.model_seat.usage import shown as shown_usage
 from arena_policies import Policy
 
 FORCED, AUTO, JSON_SCHEMA, TEXT = "forced", "auto", "json_schema", "text"
@@ -149,19 +156,57 @@ def strict_schema(schema: dict[str, Any]) -> dict[str, Any]:
 # --- the reply ---------------------------------------------------------------------------------
 
 
-def read_reply(choice: Any) -> Any:
-    """What the engine should parse from a completion's first choice: the ``act`` call's
-    arguments, else the message's text; the :data:`CUT_OFF` text for a ``length`` stop that
-    left no complete call."""
-    message = choice.message
-    calls = [
-        call.function.arguments
-        for call in message.tool_calls or ()
-        if getattr(call, "function", None) is not None and call.function.name == TOOL_NAME
-    ]
-    read = [_arguments(text) for text in calls]
-    text = action_text(message.content or "")
-    if choice.finish_reason == "length" and not _whole(read, text):
+@attrs.frozen
+class Answer:
+    """A chat completion's parts the seat uses, read from the raw JSON and each one checked
+    (:func:`read_completion`)."""
+
+    content: Any
+    """What the engine parses (:func:`read_reply`)."""
+    usage: dict[str, int]
+    thinking: tuple[Thought, ...] | None
+
+
+def read_completion(body: dict[str, Any]) -> Answer:
+    """A chat completion's JSON as the seat's answer; :class:`UnreadableReply` (with the
+    usage, when that much was valid) for anything not in the API's shape."""
+    used = usage_of(body)
+    try:
+        choices = field(body, "choices", list)
+        if not choices:
+            raise UnreadableReply("no choices")
+        choice = choices[0]
+        message = field(choice, "message", dict)
+        finish = field(choice, "finish_reason", str, optional=True)
+        content = _content(message)
+        calls = [_call(call) for call in field(message, "tool_calls", list, optional=True) or ()]
+        thinking = read_thinking(message)
+    except UnreadableReply as unreadable:
+        unreadable.usage = used
+        raise
+    return Answer(read_reply(calls, content, finish), used, thinking)
+
+
+def _content(message: dict[str, Any]) -> str:
+    """The message's text: a string, or (as some servers send it) a list of text parts."""
+    content = field(message, "content", (str, list), optional=True)
+    if isinstance(content, list):
+        return "".join(field(part, "text", str) for part in content)
+    return content or ""
+
+
+def _call(call: Any) -> tuple[str, Any]:
+    """One tool call's name and arguments (a JSON string, or an object as a few servers send)."""
+    name = field(call, "function.name", str)
+    return name, field(call, "function.arguments", (str, dict))
+
+
+def read_reply(calls: list[tuple[str, Any]], content: str, finish: str | None) -> Any:
+    """What the engine should parse: the ``act`` call's arguments, else the message's text;
+    the :data:`CUT_OFF` text for a ``length`` stop that left no complete call."""
+    read = [_arguments(arguments) for name, arguments in calls if name == TOOL_NAME]
+    text = action_text(content)
+    if finish == "length" and not _whole(read, text):
         return CUT_OFF
     return read_action(read, text)
 
@@ -173,42 +218,47 @@ def _whole(read: list[Any], text: str) -> bool:
         return len(read) == 1 and isinstance(read[0], dict)
     try:
         return isinstance(json.loads(text), dict)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         return False
 
 
-def _arguments(text: str) -> Any:
+def _arguments(arguments: Any) -> Any:
     """A call's arguments as the mapping they encode, else as the text they are (which the
     engine rejects as unparseable JSON, with the parser's reason)."""
+    if isinstance(arguments, dict):
+        return arguments
     try:
-        return json.loads(text)
-    except (TypeError, json.JSONDecodeError):
-        return text
+        return json.loads(arguments)
+    except (json.JSONDecodeError, RecursionError):
+        return arguments
 
 
-def read_thinking(message: Any) -> tuple[Thought, ...] | None:
+def read_thinking(message: dict[str, Any]) -> tuple[Thought, ...] | None:
     """The message's reasoning as one thought, ``None`` when it has none."""
-    extra = message.model_extra or {}
-    for field in REASONING_FIELDS:
-        text = extra.get(field)
+    for name in REASONING_FIELDS:
+        text = message.get(name)
         if isinstance(text, str) and text:
             return (thought(text),)
     return None
 
 
-def usage_of(completion: Any) -> dict[str, int]:
-    """The token counts the server reported, in the engine's ``usage`` vocabulary: input is
-    the uncached part (a server counts cached tokens inside ``prompt_tokens``); reasoning
-    tokens are output tokens, and counted again as ``thinking_tokens``."""
-    reported = completion.usage
+def usage_of(body: dict[str, Any]) -> dict[str, int]:
+    """The token counts the server reported, in the engine's ``usage`` vocabulary, checked
+    (:mod:`arena_plugins.model_seat.usage`): input is the uncached part (a server counts
+    cached tokens inside ``prompt_tokens``); reasoning tokens are output tokens, and
+    counted again as ``thinking_tokens``. No usage at all counts zero."""
+    reported = body.get("usage")
     if reported is None:
         return usage(0, 0)
-    prompt = reported.prompt_tokens_details
-    cached = (prompt.cached_tokens or 0) if prompt else 0
-    details = reported.completion_tokens_details
+    if not isinstance(reported, dict):
+        raise UnreadableReply(f"usage is not an object: {shown_usage(reported)}")
+    prompt = count(reported, "prompt_tokens", reported)
+    output = count(reported, "completion_tokens", reported)
+    cached = count(reported.get("prompt_tokens_details") or {}, "cached_tokens", reported)
+    reasoning = count(reported.get("completion_tokens_details") or {}, "reasoning_tokens", reported)
     return usage(
-        max(reported.prompt_tokens - cached, 0),
-        reported.completion_tokens,
+        prompt - part_of(cached, prompt, "cached_tokens", "prompt_tokens", reported),
+        output,
         cache_read=cached,
-        thinking=(details.reasoning_tokens or 0) if details else 0,
+        thinking=part_of(reasoning, output, "reasoning_tokens", "completion_tokens", reported),
     )
