@@ -224,7 +224,9 @@ def test_a_hang_past_the_client_timeout_is_a_fault(host, api, monkeypatch):
     api.push(Hang(30), Hang(30))
     claude, results, records = two_seat_table(host, claude_opens=True)
     (fault,) = of(records, "fault", claude)
-    assert fault["reason"] == "Claude API unavailable after 2 attempts: request timed out"
+    assert fault["reason"] == (
+        "Claude API unavailable after 2 attempts: no whole reply within the call's 0.3 s deadline"
+    )
     assert moves(records, claude)[0]["fallback"] is True
     assert results.status == "complete"
 

@@ -47,7 +47,7 @@ from arena.league.config import league_from_mapping
 from arena.runner import EpisodeRequest, SetupError, run_episode
 from arena.seats import SeatSpec
 from arena_plugins.claude.models import SHIPPED, UNKNOWN, shipped_rules
-from arena_plugins.claude.seat import usage_of
+from arena_plugins.claude.client import usage_of
 from arena_plugins.claude.settings import model_settings, parse_arg
 
 pytestmark = pytest.mark.slow
@@ -468,28 +468,27 @@ def test_a_malformed_thinking_value_is_refused_when_read(thinking):
 
 
 def test_usage_of_reads_the_one_hour_writes_and_the_thinking_tokens():
-    message = anthropic.types.Message.model_validate(
-        {
-            "id": "msg_1",
-            "type": "message",
-            "role": "assistant",
-            "model": "claude-opus-4-7",
-            "content": [],
-            "stop_reason": "end_turn",
-            "stop_sequence": None,
-            "usage": {
-                "input_tokens": 10,
-                "output_tokens": 300,
-                "cache_read_input_tokens": 5,
-                "cache_creation_input_tokens": 70,
-                "cache_creation": {
-                    "ephemeral_5m_input_tokens": 50,
-                    "ephemeral_1h_input_tokens": 20,
-                },
-                "output_tokens_details": {"thinking_tokens": 250},
+    message = {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-opus-4-7",
+        "content": [],
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": {
+            "input_tokens": 10,
+            "output_tokens": 300,
+            "cache_read_input_tokens": 5,
+            "cache_creation_input_tokens": 70,
+            "cache_creation": {
+                "ephemeral_5m_input_tokens": 50,
+                "ephemeral_1h_input_tokens": 20,
             },
-        }
-    )
+            "output_tokens_details": {"thinking_tokens": 250},
+        },
+    }
+    anthropic.types.Message.model_validate(message)  # the body is a Message as the API sends it
     assert usage_of(message) == {
         "input_tokens": 10,
         "output_tokens": 300,
@@ -498,9 +497,8 @@ def test_usage_of_reads_the_one_hour_writes_and_the_thinking_tokens():
         "cache_write_1h_tokens": 20,
         "thinking_tokens": 250,
     }
-    bare = message.model_copy(
-        update={"usage": anthropic.types.Usage(input_tokens=1, output_tokens=2)}
-    )
+    bare = message | {"usage": {"input_tokens": 1, "output_tokens": 2}}
+    anthropic.types.Message.model_validate(bare)
     assert usage_of(bare)["cache_write_1h_tokens"] == usage_of(bare)["thinking_tokens"] == 0
 
 
