@@ -501,3 +501,22 @@ def test_the_models_api_is_bounded_like_a_messages_call(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "deadline" in done.stderr and "shipped table" in done.stderr
     assert took < 30
+
+
+def test_a_league_naming_a_key_env_for_another_machine_says_so_once_before_any_table(tmp_path):
+    league = tmp_path / "league.toml"
+    with HostileServer(legal_play()) as proxy:
+        league.write_text(
+            "[league]\ntables = 2\n\n[table]\ndeals = 1\n\n[entrants]\n"
+            'a = { seat = "openai", policy = "honest", model = "m",'
+            ' base_url = "http://router.example:8000/v1", key_env = "ROUTER_API_KEY" }\n'
+            'b = "bayes"\nc = "pressure"\nd = "random"\n'
+        )
+        env = {"ROUTER_API_KEY": "router-key", "HTTP_PROXY": proxy.url}
+        run = arena("league", "run", str(league), "--db", str(tmp_path / "l.sqlite"), env=env)
+    assert run.returncode == 0, run.stderr
+    notices = [line for line in run.stderr.splitlines() if "sends a key" in line]
+    assert notices == [
+        "arena: warning: openai seat sends a key to another machine"
+        " (key_env=ROUTER_API_KEY, to=http://router.example:8000)"
+    ]

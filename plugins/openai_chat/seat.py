@@ -144,10 +144,25 @@ def seat_setup(arg: str | None, environ: Mapping[str, str]) -> SeatSetup:
 
 def preflight(arg: str | None, environ: Mapping[str, str] = os.environ) -> None:
     """Check, before any table starts, that an ``openai:ARG`` seat can be played (its
-    ``provider=`` one genai-prices knows)."""
+    ``provider=`` one genai-prices knows), and say once where a named ``key_env`` goes when
+    that is not this machine: a shared league file's reader sees it before any call."""
     setup = seat_setup(arg, environ)
     if setup.seat.provider is not None:
         checked_provider(setup.seat.provider)
+    place = setup.place
+    if setup.seat.key_env is not None and not place.local and place.key is not None:
+        scheme, host, port = place.origin
+        _say_once(setup.seat.key_env, f"{scheme}://{host}:{port}")
+
+
+_SAID: set[tuple[str, str]] = set()
+"""Each key_env and origin already named in this process."""
+
+
+def _say_once(key_env: str, origin: str) -> None:
+    if (key_env, origin) not in _SAID:
+        _SAID.add((key_env, origin))
+        log.warning("openai seat sends a key to another machine", key_env=key_env, to=origin)
 
 
 def openai_seat(context: SeatContext, environ: Mapping[str, str] = os.environ):
