@@ -57,7 +57,7 @@ def resolve(ref: str) -> Policy:
     ref = ref.strip()
     if not ref:
         raise PolicyError("no policy given: use claude:NAME or claude:PATH (see `arena policies`)")
-    if "/" not in ref and "\\" not in ref and not ref.endswith(SUFFIX):
+    if not names_a_file(ref):
         return _shipped_named(ref)
     path = Path(ref).expanduser()
     if path.is_file():
@@ -70,6 +70,14 @@ def resolve(ref: str) -> Policy:
             if policy.source == f"policies/{path.name}":
                 return policy
     raise PolicyError(f"policy file not found: {ref}")
+
+
+def names_a_file(ref: str) -> bool:
+    """Whether :func:`resolve` reads ``ref`` as a path (it may read that file), rather than
+    as a shipped policy's name (it reads only the arena's own files). A league file, which
+    people share, may name a file only where the command line allows it: it asks here."""
+    ref = ref.strip()
+    return "/" in ref or "\\" in ref or ref.endswith(SUFFIX)
 
 
 def parse(text: str, source: str) -> Policy:

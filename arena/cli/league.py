@@ -79,6 +79,15 @@ def register(commands: argparse._SubParsersAction) -> None:
 def add_run_options(parser: argparse.ArgumentParser, with_file: bool) -> None:
     if with_file:
         parser.add_argument("file", nargs="?", metavar="FILE.toml", help="the league file")
+        parser.add_argument(
+            "--allow-policy",
+            action="append",
+            default=[],
+            metavar="PATH",
+            help="let the league file name this policy file (repeatable; a model seat sends"
+            " its policy to its server, so a league file may name only shipped policies"
+            " otherwise; default: none)",
+        )
     add_table_options(parser)
     parser.add_argument(
         "--pool",
@@ -196,7 +205,7 @@ def league_spec(args: argparse.Namespace, host: PluginHost) -> LeagueSpec:
     if file:
         if args.pool:
             raise LeagueError("give a league file or --pool, not both")
-        spec = read_league_file(file, host.registry.seats)
+        spec = read_league_file(file, host.registry.seats, args.allow_policy)
         if dropped := sorted(set(FILE_DESCRIBES) & args.given):
             flags = ", ".join(f"--{dest.replace('_', '-')}" for dest in dropped)
             raise LeagueError(
@@ -206,6 +215,10 @@ def league_spec(args: argparse.Namespace, host: PluginHost) -> LeagueSpec:
     else:
         if not args.pool:
             raise LeagueError("give a league file or --pool SPEC,...")
+        if getattr(args, "allow_policy", None):
+            raise LeagueError(
+                "--allow-policy lets a league file name a policy file; --pool names its own"
+            )
         spec = LeagueSpec(
             entrants=pool_entrants(args.pool),
             tables=args.tables,

@@ -10,6 +10,7 @@ change between runs of the same league.
 from __future__ import annotations
 
 import math
+import os
 import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -26,6 +27,7 @@ from arena.registry import SeatType
 from arena.rules import MAX_BIDS_CAP, MAX_SEATS, MIN_SEATS
 from arena.runner import EpisodeRequest
 from arena.seats import SeatSpec
+from arena_policies import names_a_file, shipped
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -274,10 +276,16 @@ def pool_entrants(specs: Iterable[SeatSpec]) -> tuple[Entrant, ...]:
     return tuple(entrants)
 
 
-def read_league_file(path: str | Path, seats: Mapping[str, SeatType] | None = None) -> LeagueSpec:
+def read_league_file(
+    path: str | Path,
+    seats: Mapping[str, SeatType] | None = None,
+    allowed_policies: Iterable[str] = (),
+) -> LeagueSpec:
     """A league file as a :class:`LeagueSpec`; every mistake is one :class:`LeagueError` line.
 
-    ``seats`` (the registry's) says how a paid seat's entrant table is spelled."""
+    ``seats`` (the registry's) says how a paid seat's entrant table is spelled, and which
+    seats take a policy; ``allowed_policies`` are the policy files the command line lets
+    the file name (:func:`check_policy`)."""
     try:
         with open(path, "rb") as file:
             data = tomllib.load(file)
@@ -292,13 +300,15 @@ def read_league_file(path: str | Path, seats: Mapping[str, SeatType] | None = No
     except RecursionError:
         raise LeagueError(f"{path}: not a TOML league file (nested too deeply)") from None
     try:
-        return league_from_mapping(data, seats)
+        return league_from_mapping(data, seats, allowed_policies)
     except (LeagueError, TypeError, ValueError) as exc:
         raise LeagueError(f"{path}: {exc}") from None
 
 
 def league_from_mapping(
-    data: Mapping[str, Any], seats: Mapping[str, SeatType] | None = None
+    data: Mapping[str, Any],
+    seats: Mapping[str, SeatType] | None = None,
+    allowed_policies: Iterable[str] = (),
 ) -> LeagueSpec:
     _known(data, "the file", ("league", "table", "entrants", "limits", "prices"))
     league, table, limits = (_section(data, name) for name in ("league", "table", "limits"))
@@ -346,8 +356,11 @@ def league_from_mapping(
         raise LeagueError(f"[table]: engine must be one of {', '.join(ENGINES)}")
     if not isinstance(league.get("separate", False), bool):
         raise LeagueError(f"separate must be true or false, got {league['separate']!r}")
+    allowed = allowed_files(allowed_policies)
     return LeagueSpec(
-        entrants=tuple(entrant(name, value, seats or {}) for name, value in entrants.items()),
+        entrants=tuple(
+            entrant(name, value, seats or {}, allowed) for name, value in entrants.items()
+        ),
         tables=league.get("tables", 10),
         seed=league.get("seed", 0),
         table=EpisodeRequest(**table) if table else EpisodeRequest(),
@@ -363,12 +376,19 @@ def league_from_mapping(
     )
 
 
-def entrant(name: str, value: str | Mapping[str, Any], seats: Mapping[str, SeatType]) -> Entrant:
+def entrant(
+    name: str,
+    value: str | Mapping[str, Any],
+    seats: Mapping[str, SeatType],
+    allowed: frozenset[str] = frozenset(),
+) -> Entrant:
     """``"bayes"``, ``"claude:honest"`` or a table: ``{seat = "x", arg = "..."}``, or for a
     seat that declares :class:`~arena.registry.PaidCalls`, its arg and settings by the names
-    it declares: ``{seat = "claude", policy = "honest", model = ..., max_tokens = ...}``."""
+    it declares: ``{seat = "claude", policy = "honest", model = ..., max_tokens = ...}``.
+    Its policy, if its seat takes one, is a shipped name or one of the ``allowed`` files
+    (:func:`check_policy`)."""
     if isinstance(value, str):
-        return Entrant(name, SeatSpec.parse(value))
+        return check_policy(Entrant(name, SeatSpec.parse(value)), seats, allowed)
     if not isinstance(value, Mapping) or "seat" not in value:
         raise LeagueError(f"entrant {name!r}: give a seat spec or a table with seat = ...")
     value = dict(value)
@@ -381,7 +401,54 @@ def entrant(name: str, value: str | Mapping[str, Any], seats: Mapping[str, SeatT
     if paid.arg_key not in value:
         raise LeagueError(f"entrant {name!r}: a {seat} entrant needs {paid.arg_key} = ...")
     query = urlencode({k: value[k] for k in paid.settings if k in value})
-    return Entrant(name, SeatSpec(seat, value[paid.arg_key] + (f"?{query}" if query else "")))
+    spec = SeatSpec(seat, value[paid.arg_key] + (f"?{query}" if query else ""))
+    return check_policy(Entrant(name, spec), seats, allowed)
+
+
+POLICY_ARG = "policy"
+"""What a paid seat that plays from a policy prompt calls its argument
+(:attr:`arena.registry.PaidCalls.arg_key`): the Claude and ``openai`` seats, and any
+other that plays ``NAME:POLICY?settings`` (:mod:`arena_plugins.model_seat.spec`)."""
+
+
+def allowed_files(paths: Iterable[str]) -> frozenset[str]:
+    """The policy files the command line allows a league file to name (``--allow-policy``),
+    as real paths: ``./mine.md``, ``mine.md`` and a link to it are the one file."""
+    return frozenset(filter(None, map(_real_path, paths)))
+
+
+def check_policy(
+    entrant: Entrant, seats: Mapping[str, SeatType], allowed: frozenset[str]
+) -> Entrant:
+    """``entrant``, if its policy is a shipped name or an ``allowed`` file; else a
+    :class:`LeagueError` naming it.
+
+    A seat that plays from a policy sends the policy's text to its model, wherever its
+    ``base_url`` points: a league file naming ``/home/me/.aws/credentials`` as a policy,
+    with a server of its author's as the base URL, would send that file there. A league
+    file is shared as a recipe, so only the command line may name a file for it to read;
+    the ``--seat``, ``--pool`` and ``compare`` seats are the command line's own."""
+    seat = seats.get(entrant.spec.name)
+    if seat is None or seat.paid is None or seat.paid.arg_key != POLICY_ARG:
+        return entrant
+    policy = (entrant.spec.arg or "").partition("?")[0].strip()  # split_arg's own reading
+    if not names_a_file(policy) or _real_path(policy) in allowed:
+        return entrant
+    names = ", ".join(p.name for p in shipped())
+    raise LeagueError(
+        f"entrant {entrant.name!r}: policy {policy!r} is a file, and a league file may name"
+        f" only a shipped policy ({names}) or a file the command line allows with"
+        " --allow-policy PATH"
+    )
+
+
+def _real_path(path: str) -> str | None:
+    """``path`` with ``~``, links and ``..`` resolved, as :func:`arena_policies.resolve`
+    would open it (from the working directory); ``None`` for text no file can have."""
+    try:
+        return os.path.realpath(os.path.expanduser(path.strip()))
+    except ValueError:  # an embedded NUL
+        return None
 
 
 def _known(table: Any, where: str, keys: tuple[str, ...]) -> None:
