@@ -39,6 +39,7 @@ from arena.events import (
     Usage,
     from_line,
 )
+from arena.logged_text import REASON_CAP, SAY_CAP, cut, cut_thoughts
 from arena.logs import get_logger
 from arena.render import Narrator
 from arena.replies import IllegalReply, loggable, parse_action
@@ -311,14 +312,15 @@ class Engine:
         """Play ``action`` on the state, publish its talk, keep its notes, log what happened."""
         slot = deal.actor
         applied = deal.apply(action)
-        published = self._publish(slot, action.say)
+        said, notes = cut(action.say, SAY_CAP), cut(action.notes, NOTES_CAP)
+        published = self._publish(slot, said)
         self._keep_notes(slot, action.notes)
         if isinstance(applied, BidApplied):
             bid = applied.bid
             self.emit(
                 BidMade(
-                    deal.number, slot, bid.quantity, bid.face, action.say, published,
-                    action.notes, fallback, thinking,
+                    deal.number, slot, bid.quantity, bid.face, said, published,
+                    notes, fallback, thinking,
                 )
             )  # fmt: skip
             return
@@ -327,7 +329,7 @@ class Engine:
             ChallengeMade(
                 deal.number, slot, bid.slot, bid.quantity, bid.face,
                 outcome.actual, forced, fallback, outcome.winner, outcome.loser,
-                action.say, published, action.notes, thinking,
+                said, published, notes, thinking,
             )
         )  # fmt: skip
         self.past_deals.append(
@@ -360,7 +362,8 @@ class Engine:
                 tally.faults += 1
                 if fault.usage is not None:
                     self._record_usage(deal, slot, Reply(None, usage=fault.usage))
-                self.emit(Fault(deal.number, slot, str(fault) or "seat unavailable"))
+                reason = cut(str(fault), REASON_CAP) or "seat unavailable"
+                self.emit(Fault(deal.number, slot, reason))
                 deal.fault()
         tally.fallbacks += 1
         return self._ask_fallback(deal, slot), True, None
@@ -373,7 +376,7 @@ class Engine:
             reply = self.seats[slot].decide(view)
             if isinstance(reply, Reply):
                 self._record_usage(deal, slot, reply)
-                reply, thinking = reply.content, reply.thinking
+                reply, thinking = reply.content, cut_thoughts(reply.thinking)
             return _checked(deal, parse_action(reply)), thinking
         except (SeatUnavailable, SeatQuit):
             raise
