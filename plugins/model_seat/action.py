@@ -7,6 +7,11 @@ schema of the reply's text. Its fields are the mapping :mod:`arena.replies` read
 (``action``, ``quantity``, ``face``, ``say``, ``notes``) and nothing else: a reply
 cannot act for another seat or bring its own facts. Legality is never judged
 here: the engine does that, and rule 11 handles the rest.
+
+The schema says no ``maxLength``: llama-cpp-python's grammar builder crashes the
+server on ``maxLength: 4000`` (2,000 and more; 1,000 works), and OpenAI's strict mode
+refuses it. The notes' cap is the engine's (it keeps the first ``NOTES_CAP``
+characters), and the description says it in words.
 """
 
 from __future__ import annotations
@@ -49,8 +54,8 @@ def act_schema(rules: TableRules, talk: bool) -> dict[str, Any]:
         }
     properties["notes"] = {
         "type": "string",
-        "maxLength": NOTES_CAP,
-        "description": "Optional private notes for your own later turns; replaces your old notes.",
+        "description": "Optional private notes for your own later turns; replaces your old notes. "
+        f"At most {NOTES_CAP} characters are kept.",
     }
     return {
         "type": "object",

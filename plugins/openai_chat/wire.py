@@ -130,21 +130,13 @@ def function_tool(schema: dict[str, Any], strict: bool) -> dict[str, Any]:
     return {"type": "function", "function": function}
 
 
-_STRICT_UNSUPPORTED = ("maxLength",)
-"""Keywords OpenAI's strict schemas refuse: their bounds move into the description."""
-
-
 def strict_schema(schema: dict[str, Any]) -> dict[str, Any]:
     """``schema`` as OpenAI's strict mode takes it: every property required, an optional
-    one nullable (the reader takes ``null`` as absent), unsupported bounds described."""
+    one nullable (the reader takes ``null`` as absent)."""
     required = set(schema.get("required", ()))
     properties = {}
     for name, spec in schema["properties"].items():
         spec = dict(spec)
-        for keyword in _STRICT_UNSUPPORTED:
-            if keyword in spec:
-                bound = spec.pop(keyword)
-                spec["description"] = f"{spec.get('description', '')} ({keyword}: {bound})".strip()
         if name not in required:
             spec["type"] = [spec["type"], "null"]
             if "enum" in spec:
