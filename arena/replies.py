@@ -107,7 +107,8 @@ def _parse_text(text: str) -> Action:
         try:
             return _parse_mapping(json.loads(stripped))
         except json.JSONDecodeError as exc:
-            raise IllegalReply(f"unparseable JSON reply: {exc.msg}") from None
+            where = "character" if exc.msg.endswith(" at") else "at character"
+            raise IllegalReply(f"unparseable JSON reply: {exc.msg} {where} {exc.pos}") from None
         except RecursionError:  # a reply nested past the parser's stack
             raise IllegalReply("unparseable JSON reply: nested too deep") from None
     if _CHALLENGE_TEXT.match(stripped):
@@ -115,7 +116,7 @@ def _parse_text(text: str) -> Action:
     match = _BID_TEXT.match(stripped)
     if match:
         return Bid(quantity=int(match[1]), face=int(match[2]))
-    raise IllegalReply(f"unparseable reply {stripped[:80]!r}: expected 'bid Q F' or 'challenge'")
+    raise IllegalReply(f"unparseable reply {stripped[:160]!r}: expected 'bid Q F' or 'challenge'")
 
 
 def _parse_mapping(reply: Any) -> Action:
@@ -134,16 +135,16 @@ def _parse_mapping(reply: Any) -> Action:
         return Challenge(say=say, notes=notes)
     if kind == "bid":
         return Bid(_integer(reply, "quantity"), _integer(reply, "face"), say=say, notes=notes)
-    raise IllegalReply(f"unknown action {kind!r}: expected 'bid' or 'challenge'")
+    raise IllegalReply(f"unknown action {_shown(kind)}: expected 'bid' or 'challenge'")
 
 
 def _integer(reply: Mapping, key: str) -> int:
     value = reply.get(key)
     if isinstance(value, bool) or not isinstance(value, (int, str)):
-        raise IllegalReply(f"{key} must be an integer, got {value!r}")
+        raise IllegalReply(f"{key} must be an integer, got {_shown(value)}")
     if isinstance(value, str):
         if not value.strip().isdigit():
-            raise IllegalReply(f"{key} must be an integer, got {value!r}")
+            raise IllegalReply(f"{key} must be an integer, got {_shown(value)}")
         value = int(value)
     return value
 
@@ -152,4 +153,14 @@ def _optional_text(reply: Mapping, key: str) -> str | None:
     value = reply.get(key)
     if value is None or isinstance(value, str):
         return value
-    raise IllegalReply(f"{key} must be text, got {type(value).__name__}")
+    raise IllegalReply(f"{key} must be text, got {_shown(value)}")
+
+
+def _shown(value: Any) -> str:
+    """A reply's value as the reason shows it: as JSON writes it (``null``, ``true``,
+    ``"3"``), cut to 80 characters; a value JSON cannot write, by its Python repr."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError, RecursionError):
+        text = repr(value)
+    return text if len(text) <= 80 else text[:79] + "…"

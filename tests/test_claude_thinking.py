@@ -46,8 +46,8 @@ from arena.events import BidMade, Thought, Usage, from_record, to_line
 from arena.league.config import league_from_mapping
 from arena.runner import EpisodeRequest, SetupError, run_episode
 from arena.seats import SeatSpec
-from arena_plugins.claude.models import SHIPPED, UNKNOWN, shipped_rules
 from arena_plugins.claude.client import usage_of
+from arena_plugins.claude.models import SHIPPED, UNKNOWN, shipped_rules
 from arena_plugins.claude.settings import model_settings, parse_arg
 
 pytestmark = pytest.mark.slow

@@ -13,11 +13,7 @@ huge, a dripped or flooded reply, a hostile Models API, credentials inside a URL
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
 from hostile_server import (
@@ -30,51 +26,9 @@ from hostile_server import (
     raw,
     redirect,
 )
+from model_seat_cli import ACCOUNT, KEY, SECRETS, arena, play, records
 
 pytestmark = pytest.mark.slow
-
-ARENA = str(Path(sys.executable).with_name("arena"))
-KEY = "sk-user-secret-0123456789"
-ACCOUNT = {
-    "OPENAI_API_KEY": KEY,
-    "OPENAI_ORG_ID": "org-user",
-    "OPENAI_PROJECT_ID": "proj-user",
-    "OPENAI_CUSTOM_HEADERS": "X-Gateway-Token: gw-secret",
-}
-"""Everything of the user's OpenAI account the SDK would send on its own."""
-SECRETS = (KEY, "org-user", "proj-user", "gw-secret")
-FAST = {
-    "ARENA_OPENAI_RETRY_ATTEMPTS": "1",
-    "ARENA_OPENAI_BACKOFF": "0.01",
-    "ARENA_OPENAI_TIMEOUT": "20",
-}
-
-
-def arena(*args: str, env: dict[str, str] | None = None, timeout: float = 120):
-    """The real command, with none of this machine's model variables or proxies but ``env``."""
-    clean = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("OPENAI_", "ANTHROPIC_", "ARENA_", "PLAYER_"))
-        and k.lower() not in ("http_proxy", "https_proxy", "all_proxy", "no_proxy")
-    }
-    return subprocess.run(
-        [ARENA, *args],
-        capture_output=True,
-        text=True,
-        env={**clean, **FAST, **(env or {})},
-        timeout=timeout,
-    )
-
-
-def play(seat: str, *more: str, env: dict[str, str] | None = None, log: Path | None = None):
-    """Three deals of ``seat`` at a table with three bayes seats, ``--json``: the seat is
-    asked in each."""
-    args = ["play", "--seat", seat, "--seat", "bayes", "--seat", "bayes", "--seat", "bayes"]
-    args += ["--deals", "3", "--seed", "3", "--json", *more]
-    if log is not None:
-        args += ["--log", str(log)]
-    return arena(*args, env=env)
 
 
 def leaked(server: HostileServer) -> list[str]:
@@ -84,10 +38,6 @@ def leaked(server: HostileServer) -> list[str]:
         carried = json.dumps(seen.headers) + seen.body.decode("utf-8", "replace")
         found += [secret for secret in SECRETS if secret in carried]
     return found
-
-
-def records(log: Path) -> list[dict]:
-    return [json.loads(line) for line in log.read_text().splitlines()]
 
 
 # --- row 1: credentials follow the origin, not the host ---------------------------------------
@@ -317,18 +267,20 @@ def test_a_dripping_server_costs_a_decision_its_deadline_not_the_drip(tmp_path, 
     assert took < 30, f"{len(reasons)} decisions took {took:.0f} s"
 
 
-def test_the_retry_seconds_bound_a_whole_decision_whatever_the_timeout(tmp_path):
+def test_the_decision_deadline_bounds_a_whole_decision_whatever_the_timeout(tmp_path):
+    """ARENA_OPENAI_RETRY_SECONDS is the decision's deadline: a call with a 600 s timeout
+    still ends after 1 s, and the model has failed rule 11, naming the deadline."""
     log = tmp_path / "ep.jsonl"
     body = json.dumps(completion({"action": "challenge"})).encode().ljust(600)
     env = {"ARENA_OPENAI_RETRY_SECONDS": "1", "ARENA_OPENAI_RETRY_ATTEMPTS": "5"}
     with HostileServer(drip(body, 0.1)) as server:
-        done = play(
-            f"openai:honest?model=m&base_url={server.url}/v1&timeout=600",
-            env=env, log=log,
-        )  # fmt: skip
+        started = time.monotonic()
+        done = play(f"openai:honest?model=m&base_url={server.url}/v1&timeout=600", env=env, log=log)
+        took = time.monotonic() - started
     assert done.returncode == 0, done.stderr
-    reasons = [r["reason"] for r in records(log) if r["type"] == "fault"]
-    assert reasons and all("deadline" in reason for reason in reasons)
+    reasons = [r["reason"] for r in records(log) if r["type"] == "rejected"]
+    assert reasons and set(reasons) == {"no reply within the decision's 1 s deadline"}
+    assert took < 30
 
 
 @pytest.mark.parametrize(

@@ -54,7 +54,10 @@ def marked_player():
 
 
 def spec(server: ChatServer, policy: str = "honest", **settings) -> str:
-    query = {"model": server.kind.models[0], "base_url": f"{server.url}/v1", **settings}
+    """The seat spec of a seat on ``server``; the stand-in for OpenAI's own API is named so
+    (``provider=openai``), as its loopback URL is not OpenAI's host."""
+    own = {"provider": "openai"} if server.kind.name == "openai" else {}
+    query = {"model": server.kind.models[0], "base_url": f"{server.url}/v1", **own, **settings}
     return f"openai:{policy}?" + "&".join(f"{k}={v}" for k, v in query.items())
 
 
@@ -352,7 +355,8 @@ def test_a_retry_after_beyond_the_time_bound_pauses_the_league_no_longer(host, m
 
 def test_reasoning_effort_and_max_tokens_are_sent_as_the_api_names_them(host):
     """OpenAI's reasoning models refuse ``max_tokens`` (the server does too): the seat's
-    ``max_tokens`` goes as ``max_completion_tokens``, and nothing is sent unset."""
+    ``max_tokens`` goes as ``max_completion_tokens``; unset, the default cap (8192) goes
+    there, and no ``reasoning_effort``."""
     with ChatServer("openai") as server:
         results, _ = play(
             host, [spec(server, reasoning_effort="low", max_tokens=2000), "bayes"], 1, seats=2
@@ -367,7 +371,27 @@ def test_reasoning_effort_and_max_tokens_are_sent_as_the_api_names_them(host):
     assert (sent["reasoning_effort"], sent["max_completion_tokens"]) == ("low", 2000)
     assert "max_tokens" not in sent
     unset = plain.completions[0]
-    assert not {"reasoning_effort", "max_completion_tokens", "max_tokens"} & set(unset)
+    assert unset["max_completion_tokens"] == 8192
+    assert not {"reasoning_effort", "max_tokens"} & set(unset)
+
+
+def test_any_other_server_gets_the_cap_as_max_tokens_which_llama_cpp_python_honours(host):
+    with ChatServer("vllm") as server:
+        play(host, [spec(server, max_tokens=300), "bayes"], deals=1, seats=2)
+    assert {body["max_tokens"] for body in server.completions} == {300}
+    assert not any("max_completion_tokens" in body for body in server.completions)
+
+
+def test_a_server_refusing_max_tokens_by_name_gets_the_other_field_once(host, capsys):
+    """OpenAI's API behind a URL that does not say so: its 400 names the field, the seat
+    moves the cap to ``max_completion_tokens`` and asks again, once."""
+    with ChatServer("openai") as server:
+        results, _ = play(host, [spec(server, provider="openrouter"), "bayes"], 2, seats=2)
+    assert len(server.refusals) == 1 and results.seats[0].faults == 0
+    assert "max_tokens" in server.completions[0] and "max_tokens" not in server.completions[-1]
+    assert server.completions[-1]["max_completion_tokens"] == 8192
+    warned = [line for line in capsys.readouterr().out.splitlines() if "request adapted" in line]
+    assert len(warned) == 1 and "Use 'max_completion_tokens' instead." in warned[0]
 
 
 def test_the_same_seed_and_replies_give_the_same_log(host, monkeypatch):

@@ -16,6 +16,8 @@ characters), and the description says it in words.
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
 
 from arena.engine import NOTES_CAP
@@ -69,8 +71,7 @@ def read_action(calls: list[Any], text: str) -> Any:
     """What the engine should parse: the one ``act`` call's arguments, else the reply's text.
 
     Several ``act`` calls come back as a list, which no parser accepts: one reply,
-    one action. A text reply is read as the JSON object it holds, if any, else as
-    its last non-empty line (``bid 4 5``, ``challenge``).
+    one action. A text reply is read by :func:`action_text`.
     """
     if len(calls) == 1:
         return calls[0]
@@ -79,14 +80,54 @@ def read_action(calls: list[Any], text: str) -> Any:
     return action_text(text)
 
 
-def action_text(text: str) -> str:
-    """The part of a text reply that names the action: the JSON object it holds (a fenced
-    block after prose included), else its last non-empty line."""
+_BLOCKS = (
+    re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.DOTALL),
+    re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.DOTALL),
+)
+"""Where a model writes its call in text: a Hermes ``<tool_call>`` block (Qwen, Hermes and
+others, as ``transformers serve`` returns them), then a fenced ````json`` block."""
+
+
+def action_text(text: str) -> Any:
+    """What a text reply names as its action, in the forms real models write it:
+
+    - a ``<tool_call>`` block or a fenced ````json`` block holding a JSON object;
+    - else the JSON object the text holds, from its first ``{`` to its last ``}``;
+    - else its last non-empty line (``bid 4 5``, ``challenge``).
+
+    A JSON object that is a call of ``act`` (``{"name": "act", "arguments": {...}}``, the
+    arguments an object or a JSON string) is read as its arguments. A block that is not
+    JSON is passed on as text, for the engine to reject with the parser's reason."""
+    for block in _BLOCKS:
+        for found in block.finditer(text):
+            value = _json_object(found[1])
+            if value is not None:
+                return _arguments_of(value)
     start, end = text.find("{"), text.rfind("}")
     if 0 <= start < end:
-        return text[start : end + 1]
+        whole = text[start : end + 1]
+        value = _json_object(whole)
+        return whole if value is None else _arguments_of(value)
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     return lines[-1] if lines else text
+
+
+def _json_object(text: str) -> dict[str, Any] | None:
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _arguments_of(value: dict[str, Any]) -> Any:
+    """A call of ``act`` written as text, as its arguments; any other object as it is."""
+    if value.get("name") != TOOL_NAME or not set(value) <= {"name", "arguments", "parameters"}:
+        return value
+    arguments = value.get("arguments", value.get("parameters"))
+    if isinstance(arguments, str):
+        return _json_object(arguments) or arguments
+    return arguments
 
 
 def thought(text: str) -> Thought:

@@ -29,11 +29,10 @@ These are the call's own faults (:class:`CallFault`), which the retry policy
 from __future__ import annotations
 
 import contextvars
+import queue
 import threading
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, TypeVar
 
 import attrs
@@ -87,8 +86,48 @@ class _Guard:
 
 
 _GUARD: contextvars.ContextVar[_Guard | None] = contextvars.ContextVar("call_guard", default=None)
-_WORKERS = ThreadPoolExecutor(max_workers=16_384, thread_name_prefix="model-call")
-"""Grows a thread only when none is idle, so tables in flight each keep one in use."""
+
+
+class _Job:
+    """One call handed to a worker: its outcome, and when it is known."""
+
+    def __init__(self, call: Callable[[], Any]):
+        self.call = call
+        self.done = threading.Event()
+        self.value: Any = None
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            self.value = self.call()
+        except BaseException as error:  # handed to the waiting seat, which raises it
+            self.error = error
+        self.done.set()
+
+
+class _Workers:
+    """Daemon threads that make the calls, one more only when none is idle. Daemons, unlike
+    a ``ThreadPoolExecutor``'s, never hold the process at exit: a call still hanging on a
+    server the seat gave up on ends with it."""
+
+    def __init__(self) -> None:
+        self._idle: queue.SimpleQueue[queue.SimpleQueue[_Job]] = queue.SimpleQueue()
+
+    def start(self, job: _Job) -> None:
+        try:
+            inbox = self._idle.get_nowait()
+        except queue.Empty:
+            inbox = queue.SimpleQueue()
+            threading.Thread(target=self._work, args=(inbox,), daemon=True).start()
+        inbox.put(job)
+
+    def _work(self, inbox: queue.SimpleQueue[_Job]) -> None:
+        while True:
+            inbox.get().run()
+            self._idle.put(inbox)
+
+
+_WORKERS = _Workers()
 
 
 def bounded_call(call: Callable[[], Answer], seconds: float, max_bytes: int) -> Answer:
@@ -96,12 +135,14 @@ def bounded_call(call: Callable[[], Answer], seconds: float, max_bytes: int) -> 
     within ``seconds`` and ``max_bytes``; raises :class:`CallFault` past either."""
     guard = _Guard(time.monotonic() + seconds, seconds, max_bytes)
     context = contextvars.copy_context()
-    future = _WORKERS.submit(context.run, _guarded, guard, call)
-    try:
-        return future.result(timeout=seconds)
-    except FutureTimeout:
+    job = _Job(lambda: context.run(_guarded, guard, call))
+    _WORKERS.start(job)
+    if not job.done.wait(seconds):
         guard.stopped.set()
-        raise PastDeadline(f"no whole reply within the call's {seconds:g} s deadline") from None
+        raise PastDeadline(f"no whole reply within the call's {seconds:g} s deadline")
+    if job.error is not None:
+        raise job.error
+    return job.value
 
 
 def _guarded(guard: _Guard, call: Callable[[], Answer]) -> Answer:

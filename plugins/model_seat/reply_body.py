@@ -57,13 +57,17 @@ def _no_constant(name: str) -> Any:
 
 
 def quoted(text: str) -> str:
-    """A server's text as a fault line may quote it: printable, at most :data:`SHOWN_TEXT`
-    characters, whitespace runs folded."""
+    """A server's text as a fault line quotes it: :func:`words`, in quotes; ``(empty)``."""
+    shown = words(text)
+    return repr(shown) if shown else "(empty)"
+
+
+def words(text: str) -> str:
+    """A server's text as a line may show it: whitespace runs folded, every character
+    printable, at most :data:`SHOWN_TEXT` characters."""
     folded = " ".join(text.split())
     printable = "".join(c if c.isprintable() else "\ufffd" for c in folded[: SHOWN_TEXT + 1])
-    if not printable:
-        return "(empty)"
-    return repr(printable if len(printable) <= SHOWN_TEXT else printable[: SHOWN_TEXT - 1] + "…")
+    return printable if len(printable) <= SHOWN_TEXT else printable[: SHOWN_TEXT - 1] + "…"
 
 
 def json_type(value: Any) -> str:

@@ -34,7 +34,7 @@ import tenacity
 
 from arena.limits import LIMITER
 from arena.logs import get_logger
-from arena_plugins.model_seat.bounded import CallFault, bounded_call
+from arena_plugins.model_seat.bounded import CallFault, PastDeadline, bounded_call
 from arena_plugins.model_seat.usage import rate_tokens
 
 log = get_logger(__name__)
@@ -66,7 +66,9 @@ class RetryBounds:
     attempts: int = 4
     """Requests per decision, the first included."""
     total: float = 120.0
-    """Seconds of retrying per decision; no wait (``retry-after`` included) goes past it."""
+    """The decision's deadline: seconds one decision may take, rule 11's second ask and
+    every retry included; no wait (``retry-after`` included) and no call goes past it. A
+    model that has not answered by then has failed rule 11, naming the deadline."""
     backoff: float = 1.0
     """First backoff in seconds; doubles per attempt, with jitter, up to 32x."""
     max_reply_bytes: int = 8 * 2**20
@@ -74,8 +76,9 @@ class RetryBounds:
     holds a reasoning model's longest reply many times over."""
 
 
-BOUND_SETTINGS = ("timeout", "max_reply_bytes")
-"""The bounds a seat spec may set for its own seat, over the environment's."""
+BOUND_SETTINGS = ("timeout", "deadline", "max_reply_bytes")
+"""The bounds a seat spec may set for its own seat, over the environment's (``deadline`` is
+:attr:`RetryBounds.total`)."""
 
 
 def retry_bounds(
@@ -94,6 +97,7 @@ def retry_bounds(
         "max_reply_bytes": f"{prefix}_MAX_REPLY_BYTES",
     }
     timeout_name = "timeout" if "timeout" in seat else names["timeout"]
+    total_name = "deadline" if "deadline" in seat else names["total"]
     bytes_name = "max_reply_bytes" if "max_reply_bytes" in seat else names["max_reply_bytes"]
     return RetryBounds(
         timeout=number(
@@ -107,7 +111,14 @@ def retry_bounds(
         attempts=number(
             environ.get(names["attempts"]), names["attempts"], int, default.attempts, low=1
         ),
-        total=number(environ.get(names["total"]), names["total"], float, default.total, above=0),
+        total=number(
+            seat.get("deadline", environ.get(names["total"])),
+            total_name,
+            float,
+            default.total,
+            above=0,
+            high=MAX_SECONDS,
+        ),
         backoff=number(
             environ.get(names["backoff"]), names["backoff"], float, default.backoff, low=0
         ),
@@ -293,25 +304,54 @@ def sdk_wire(name: str, retry_event: str, sdk: Any, status_words: Callable[[Any]
     return Wire(name, retry_event, sdk.APIError, is_transient, describe)
 
 
+class DecisionPastDeadline(CallFault):
+    """The decision's own deadline (:attr:`RetryBounds.total`) ended the call: the model
+    did not answer in time, which is rule 11's failure, not a fault of the service."""
+
+
+class DecisionClock:
+    """When the decision a seat is asked ends: :attr:`RetryBounds.total` after its first ask,
+    the same end for rule 11's second ask of it, so a model that never answers costs a
+    decision its deadline once, not once per ask."""
+
+    def __init__(self) -> None:
+        self._decision: tuple[int, int] | None = None
+        self._end = 0.0
+
+    def end(self, view: Any, seconds: float) -> float:
+        """The ``time.monotonic()`` at which the decision ``view`` asks for ends."""
+        decision = (view.deal, len(view.bids))
+        if view.retry_reason is None or decision != self._decision:
+            self._decision, self._end = decision, time.monotonic() + seconds
+        return self._end
+
+
 def call_with_retries(
     wire: Wire,
     call: Callable[[], tuple[Answer, int]],
     bounds: RetryBounds,
     rng: np.random.Generator,
     sleep: Callable[[float], None] = time.sleep,
+    until: float | None = None,
 ) -> Answer:
     """``call()`` (which returns its answer and the tokens it used) under the retry policy
-    and the league-wide limiter; raises :class:`ApiUnavailable` when no answer came within
-    the bounds."""
-
-    started = time.monotonic()
+    and the league-wide limiter, ending by ``until`` (``time.monotonic()``; default
+    :attr:`RetryBounds.total` from now); raises :class:`ApiUnavailable` when no answer came
+    within the bounds, caused by :class:`DecisionPastDeadline` when the deadline ended it."""
+    end = time.monotonic() + bounds.total if until is None else until
 
     def limited() -> Answer:
-        left = bounds.total - (time.monotonic() - started)
+        left = end - time.monotonic()
         seconds = max(min(bounds.timeout, left), 0.001)
         with LIMITER.request() as used:
             try:
                 answer, tokens = bounded_call(call, seconds, bounds.max_reply_bytes)
+            except PastDeadline:
+                if left > bounds.timeout:
+                    raise
+                raise DecisionPastDeadline(
+                    f"no reply within the decision's {bounds.total:g} s deadline"
+                ) from None
             except CallFault as fault:
                 used(rate_tokens(fault.usage) if fault.usage else 0)
                 raise
@@ -333,7 +373,8 @@ def call_with_retries(
     retrying = tenacity.Retrying(
         retry=tenacity.retry_if_exception(wire.is_transient),
         stop=(
-            tenacity.stop_after_attempt(bounds.attempts) | tenacity.stop_before_delay(bounds.total)
+            tenacity.stop_after_attempt(bounds.attempts)
+            | tenacity.stop_before_delay(max(end - time.monotonic(), 0.0))
         ),
         wait=Backoff(bounds.backoff, rng),
         before_sleep=log_retry,

@@ -17,10 +17,13 @@ import functools
 import os
 from typing import Any
 
+import attrs
 import openai
 
 from arena_plugins.model_seat.bounded import NO_COMPRESSION, client_hooks
+from arena_plugins.model_seat.reply_body import words
 from arena_plugins.model_seat.retries import RetryBounds, pause_every_seat, sdk_wire
+from arena_plugins.openai_chat.adapting import refuses_shape, server_words
 from arena_plugins.openai_chat.settings import Endpoint
 
 
@@ -62,23 +65,13 @@ def withheld_headers(place: Endpoint) -> dict[str, Any]:
 
 def status_words(error: openai.APIStatusError) -> str:
     """What follows ``HTTP {status}`` in a fault line: the server's message, if any."""
-    detail = refusal_text(error)
-    return f": {detail[:200]}" if detail else ""
+    detail = words(server_words(error))
+    return f": {detail}" if detail else ""
 
 
-def refusal_text(error: BaseException) -> str:
-    """The server's own words for an error (OpenAI's ``error.message``, or a bare
-    ``message``/``detail`` as some servers send), stripped."""
-    body = getattr(error, "body", None)
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict):
-            text = inner.get("message") or inner.get("detail")
-            if isinstance(text, str):
-                return text.strip()
-        if isinstance(inner, str):
-            return inner.strip()
-    return ""
-
-
-WIRE = sdk_wire("OpenAI-compatible API", "openai api retry", openai, status_words)
+_SDK_WIRE = sdk_wire("OpenAI-compatible API", "openai api retry", openai, status_words)
+WIRE = attrs.evolve(
+    _SDK_WIRE, is_transient=lambda error: _SDK_WIRE.is_transient(error) and not refuses_shape(error)
+)
+"""The SDK's wire, except that a 5xx refusing the request's shape is not retried
+(:mod:`~arena_plugins.openai_chat.adapting`): the seat moves to the next shape instead."""

@@ -1,16 +1,17 @@
 """The ``openai`` seat: every decision made by a model behind an OpenAI-compatible
 chat-completions endpoint, from a policy prompt and the seat's view.
 
-One decision is one (retried) ``chat.completions.create`` call, shaped by
+One decision is one (retried, bounded) ``chat.completions.create`` call, shaped by
 :mod:`~arena_plugins.openai_chat.wire`. A seat starts with the ``act`` tool
-forced; when the server refuses a shape (a 400 or 422, or a 501: it does not
-take a forced tool, or tools at all, or a JSON schema), the seat takes the next
-shape, says so in a warning and asks again, at most once per shape per episode.
+forced and moves only on what the server answers (a refused shape, an ignored
+forced choice, a shape that keeps failing, a refused cap field), once per move
+per episode, saying why in a warning (:mod:`~arena_plugins.openai_chat.adapting`).
 What comes back goes to the engine as an :class:`arena.seats.Reply` with the
 usage the server reported and the reply's reasoning, which only the log
 receives. When the server cannot be reached within the retry bounds the seat
 raises :class:`arena.seats.SeatUnavailable`, which the engine logs as a fault
-and answers with the bayes fallback.
+and answers with the bayes fallback; when the decision's deadline passes with
+no answer, the model has failed rule 11, with the deadline as the reason.
 """
 
 from __future__ import annotations
@@ -19,9 +20,9 @@ import os
 from collections.abc import Mapping
 
 import attrs
-import openai
 
 from arena.logs import get_logger
+from arena.replies import IllegalReply, parse_action
 from arena.seats import Reply, SeatContext, SeatUnavailable
 from arena.view import SeatView
 from arena_plugins.model_seat.origin import host_of
@@ -29,28 +30,42 @@ from arena_plugins.model_seat.prices import checked_provider
 from arena_plugins.model_seat.reply_body import decode
 from arena_plugins.model_seat.retries import (
     ApiUnavailable,
+    DecisionClock,
+    DecisionPastDeadline,
     RetryBounds,
     call_with_retries,
     retry_bounds,
 )
 from arena_plugins.model_seat.stand_in import bayes_stand_in, no_key
 from arena_plugins.model_seat.usage import rate_tokens
-from arena_plugins.openai_chat.client import WIRE, make_client, refusal_text, withheld_headers
+from arena_plugins.openai_chat.adapting import (
+    CAP_FIELDS,
+    FAILURES_TO_MOVE,
+    ignored_forced_choice,
+    other_cap_field,
+    refuses_shape,
+    why,
+)
+from arena_plugins.openai_chat.client import WIRE, make_client, withheld_headers
 from arena_plugins.openai_chat.settings import (
+    DEFAULT_MAX_TOKENS,
     RETRY_PREFIX,
     Endpoint,
     SeatArg,
     endpoint,
     parse_arg,
 )
-from arena_plugins.openai_chat.wire import SHAPES, Answer, build_request, read_completion
+from arena_plugins.openai_chat.wire import (
+    FORCED,
+    JSON_SCHEMA,
+    SHAPES,
+    Answer,
+    build_request,
+    read_completion,
+)
 from arena_policies import Policy, resolve
 
 log = get_logger(__name__)
-
-REFUSED_SHAPE = frozenset({400, 422, 501})
-"""Statuses with which a server refuses what a request asks of it (a forced tool, tools,
-a JSON schema), as vLLM, llama.cpp and hosted gateways answer."""
 
 
 class OpenAISeat:
@@ -71,23 +86,32 @@ class OpenAISeat:
         self.place = place
         self.bounds = bounds
         self.client = make_client(place, bounds)
+        self.openai = place.openai_host or seat.provider == "openai"
+        """OpenAI's own API: strict schemas, and the cap as ``max_completion_tokens``."""
         self.shape = SHAPES[0]
         """The request shape in use; it only steps down, once per shape, this episode."""
+        self.cap_field = CAP_FIELDS[0] if self.openai else CAP_FIELDS[1]
+        """Where the output cap goes; it moves at most once, on a refusal naming it."""
+        self.cap_moved = False
+        self.failures = 0
+        """Replies in a row, in this shape, that named no action."""
+        self.clock = DecisionClock()
 
     def decide(self, view: SeatView) -> Reply:
-        answer = self._ask(view)
+        answer = self._ask(view, self.clock.end(view, self.bounds.total))
+        self._watch(answer)
         return Reply(answer.content, usage=answer.usage, thinking=answer.thinking)
 
-    def _ask(self, view: SeatView) -> Answer:
+    def _ask(self, view: SeatView, until: float) -> Answer:
         request = build_request(
             view,
             self.rules,
             self.policy,
             self.seat.model,
             self.shape,
-            strict=self.place.openai_host or self.seat.provider == "openai",
+            strict=self.openai,
+            cap=(self.cap_field, self.seat.max_tokens or DEFAULT_MAX_TOKENS),
             reasoning_effort=self.seat.reasoning_effort,
-            max_tokens=self.seat.max_tokens,
         )
         headers = withheld_headers(self.place)
 
@@ -99,31 +123,64 @@ class OpenAISeat:
             return answer, rate_tokens(answer.usage)
 
         try:
-            return call_with_retries(WIRE, call, self.bounds, self.rng)
+            return call_with_retries(WIRE, call, self.bounds, self.rng, until=until)
         except ApiUnavailable as fault:
-            if not self._adapt(fault):
+            if isinstance(fault.__cause__, DecisionPastDeadline):
+                raise IllegalReply(str(fault.__cause__)) from None
+            if not self._adapt(fault.__cause__):
                 raise SeatUnavailable(str(fault), usage=fault.usage) from fault
-            return self._ask(view)
+            return self._ask(view, until)
 
-    def _adapt(self, fault: ApiUnavailable) -> bool:
-        """Take the next request shape after a refusal of this one; whether it did."""
-        error = fault.__cause__
-        status = getattr(error, "status_code", None)
-        at = SHAPES.index(self.shape)
-        if not isinstance(error, openai.APIStatusError) or status not in REFUSED_SHAPE:
+    def _adapt(self, error: BaseException | None) -> bool:
+        """Send what a refusal asks for instead (the cap's other field, else the next
+        shape) and say so; whether anything changed."""
+        field = other_cap_field(error, self.cap_field)
+        if field is not None and not self.cap_moved:
+            self._warn("the output cap's field", field, self.cap_field, why(error))
+            self.cap_field, self.cap_moved = field, True
+            return True
+        if not refuses_shape(error):
             return False
-        if at + 1 == len(SHAPES):
+        return self._step(SHAPES.index(self.shape) + 1, why(error))
+
+    def _watch(self, answer: Answer) -> None:
+        """Move on from a shape the server does not honour, for the decisions to come: a
+        forced choice answered with no call, or :data:`FAILURES_TO_MOVE` replies in a row
+        that name no action."""
+        if self.shape == FORCED and not answer.called:
+            self._step(SHAPES.index(JSON_SCHEMA), ignored_forced_choice(answer.text))
+            return
+        try:
+            parse_action(answer.content)
+        except IllegalReply as unreadable:
+            self.failures += 1
+            if self.failures == FAILURES_TO_MOVE:
+                self._step(
+                    SHAPES.index(self.shape) + 1,
+                    f"{FAILURES_TO_MOVE} replies in a row named no action: {unreadable}",
+                )
+        else:
+            self.failures = 0
+
+    def _step(self, to: int, reason: str) -> bool:
+        """Take shape ``to`` (never back up), saying why; whether there was one to take."""
+        if to >= len(SHAPES) or to <= SHAPES.index(self.shape):
             return False
+        self._warn("shape", SHAPES[to], self.shape, reason)
+        self.shape = SHAPES[to]
+        self.failures = 0
+        return True
+
+    def _warn(self, what: str, now: str, was: str, reason: str) -> None:
         log.warning(
-            "openai request shape adapted",
+            "openai request adapted",
             model=self.seat.model,
             host=host_of(self.place.base_url),
-            shape=SHAPES[at + 1],
-            was=self.shape,
-            reason=refusal_text(error)[:200] or f"HTTP {status}",
+            what=what,
+            now=now,
+            was=was,
+            reason=reason,
         )
-        self.shape = SHAPES[at + 1]
-        return True
 
 
 @attrs.frozen

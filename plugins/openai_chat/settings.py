@@ -59,6 +59,9 @@ SETTINGS = (
     *BOUND_SETTINGS,
 )
 """What a seat spec's query may set."""
+DEFAULT_MAX_TOKENS = 8192
+"""The output cap sent when a seat sets none: room for a reasoning model's thinking and the
+call, and an end for a model that never stops (one decision took 121.8 s without it)."""
 REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
 """The SDK's ``ReasoningEffort`` values (openai 3.x)."""
 

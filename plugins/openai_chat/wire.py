@@ -68,10 +68,12 @@ def build_request(
     model: str,
     shape: str,
     strict: bool,
+    cap: tuple[str, int],
     reasoning_effort: str | None = None,
-    max_tokens: int | None = None,
 ) -> dict[str, Any]:
-    """Keyword arguments for ``chat.completions.create``: the whole request for one decision."""
+    """Keyword arguments for ``chat.completions.create``: the whole request for one decision.
+    ``cap`` is the output cap, always sent, and the field it goes in (``max_tokens`` or
+    ``max_completion_tokens``: :mod:`~arena_plugins.openai_chat.adapting`)."""
     schema = act_schema(rules, view.talk_enabled)
     user = "".join(record(view, rules.mode)) + turn(view, rules.mode)
     if shape in (JSON_SCHEMA, TEXT):
@@ -101,8 +103,8 @@ def build_request(
         }
     if reasoning_effort is not None:
         request["reasoning_effort"] = reasoning_effort
-    if max_tokens is not None:
-        request["max_completion_tokens"] = max_tokens
+    field, tokens = cap
+    request[field] = tokens
     return request
 
 
@@ -157,6 +159,10 @@ class Answer:
     """What the engine parses (:func:`read_reply`)."""
     usage: dict[str, int]
     thinking: tuple[Thought, ...] | None
+    called: bool
+    """Whether the model called ``act`` (a server may ignore a forced ``tool_choice``)."""
+    text: str
+    """The message's own text, as a warning may quote it."""
 
 
 def read_completion(body: dict[str, Any]) -> Answer:
@@ -176,7 +182,8 @@ def read_completion(body: dict[str, Any]) -> Answer:
     except UnreadableReply as unreadable:
         unreadable.usage = used
         raise
-    return Answer(read_reply(calls, content, finish), used, thinking)
+    called = any(name == TOOL_NAME for name, _ in calls)
+    return Answer(read_reply(calls, content, finish), used, thinking, called, content)
 
 
 def _content(message: dict[str, Any]) -> str:
@@ -195,23 +202,20 @@ def _call(call: Any) -> tuple[str, Any]:
 
 def read_reply(calls: list[tuple[str, Any]], content: str, finish: str | None) -> Any:
     """What the engine should parse: the ``act`` call's arguments, else the message's text;
-    the :data:`CUT_OFF` text for a ``length`` stop that left no complete call."""
+    for a ``length`` stop that left no whole action, :data:`CUT_OFF` and the text so far
+    (which rule 11 rejects, and the log keeps)."""
     read = [_arguments(arguments) for name, arguments in calls if name == TOOL_NAME]
-    text = action_text(content)
-    if finish == "length" and not _whole(read, text):
-        return CUT_OFF
-    return read_action(read, text)
+    if finish == "length" and not _whole(read, content):
+        return f"{CUT_OFF}; the reply so far: {content}" if content else CUT_OFF
+    return read_action(read, content)
 
 
-def _whole(read: list[Any], text: str) -> bool:
+def _whole(read: list[Any], content: str) -> bool:
     """Whether a cut-off reply still holds one whole action: one call whose arguments are
-    a JSON object, or (with no call) a text that is one."""
+    a JSON object, or (with no call) a text that holds one."""
     if read:
         return len(read) == 1 and isinstance(read[0], dict)
-    try:
-        return isinstance(json.loads(text), dict)
-    except (json.JSONDecodeError, RecursionError):
-        return False
+    return isinstance(action_text(content), dict)
 
 
 def _arguments(arguments: Any) -> Any:
