@@ -472,3 +472,22 @@ def test_a_league_naming_a_key_env_for_another_machine_says_so_once_before_any_t
         "arena: warning: openai seat sends a key to another machine"
         " (key_env=ROUTER_API_KEY, to=http://router.example:8000)"
     ]
+
+
+def test_a_claude_decision_past_its_deadline_is_a_rule_11_failure_naming_it(tmp_path):
+    log = tmp_path / "ep.jsonl"
+
+    def slow(handler, seen):
+        if seen.method == "GET":
+            return as_json(_model_info())(handler, seen)
+        time.sleep(20)  # thinking on and on: nothing before the deadline
+        return as_json(_message())(handler, seen)
+
+    with HostileServer(slow) as server:
+        env = {"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": server.url}
+        done = play("claude:honest?deadline=1", env=env, log=log)
+    assert done.returncode == 0, done.stderr
+    lines = records(log)
+    rejected = {r["reason"] for r in lines if r["type"] == "rejected"}
+    assert rejected == {"no reply within the decision's 1 s deadline"}
+    assert [r for r in lines if r["type"] == "fault"] == []

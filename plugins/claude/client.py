@@ -92,9 +92,11 @@ def create_message(
     bounds: RetryBounds,
     rng: np.random.Generator,
     sleep: Callable[[float], None] = time.sleep,
+    until: float | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """``client.messages.create(**request)`` under the retry policy and the league-wide
-    limiter: the reply's content blocks and usage (:func:`read_message`); raises
+    limiter, ending by ``until`` (the decision's deadline): the reply's content blocks and
+    usage (:func:`read_message`); raises
     :class:`~arena_plugins.model_seat.retries.ApiUnavailable` when no answer came within
     the bounds."""
 
@@ -103,7 +105,7 @@ def create_message(
         content, used = read_message(decode(raw.http_response.content))
         return (content, used), rate_tokens(used)
 
-    return call_with_retries(WIRE, call, bounds, rng, sleep)
+    return call_with_retries(WIRE, call, bounds, rng, sleep, until)
 
 
 def read_message(body: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, int]]:

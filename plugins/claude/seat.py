@@ -36,6 +36,7 @@ import anthropic
 import attrs
 
 from arena.logs import get_logger
+from arena.replies import IllegalReply
 from arena.seats import Reply, SeatContext, SeatUnavailable
 from arena.view import SeatView
 from arena_plugins.claude.client import create_message, make_client
@@ -53,7 +54,7 @@ from arena_plugins.claude.settings import (
     parse_arg,
     retry_bounds,
 )
-from arena_plugins.model_seat.retries import ApiUnavailable
+from arena_plugins.model_seat.retries import ApiUnavailable, DecisionClock, DecisionPastDeadline
 from arena_plugins.model_seat.stand_in import bayes_stand_in, no_key
 from arena_policies import Policy, resolve
 
@@ -84,9 +85,10 @@ class ClaudeSeat:
         """Whether the request shape was already changed once this episode."""
         self.calls = 0
         self.cache_read = 0
+        self.clock = DecisionClock()
 
     def decide(self, view: SeatView) -> Reply:
-        content, used = self._ask(view)
+        content, used = self._ask(view, self.clock.end(view, self.bounds.total))
         self._watch_cache(used["cache_read_tokens"])
         return Reply(read_reply(content), usage=used, thinking=read_thinking(content))
 
@@ -102,14 +104,16 @@ class ClaudeSeat:
                 "(512, 1024 or 4096 tokens, by model) is not cached",
             )
 
-    def _ask(self, view: SeatView) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    def _ask(self, view: SeatView, until: float) -> tuple[list[dict[str, Any]], dict[str, int]]:
         request = build_request(view, self.rules, self.policy, self.settings)
         try:
-            return create_message(self.client, request, self.bounds, self.rng)
+            return create_message(self.client, request, self.bounds, self.rng, until=until)
         except ApiUnavailable as fault:
+            if isinstance(fault.__cause__, DecisionPastDeadline):
+                raise IllegalReply(str(fault.__cause__)) from None
             if not self._adapt(fault):
                 raise SeatUnavailable(str(fault), usage=fault.usage) from fault
-        return self._ask(view)
+        return self._ask(view, until)
 
     def _adapt(self, fault: ApiUnavailable) -> bool:
         """Take the thinking mode a refusal implies, once an episode; whether it did."""
