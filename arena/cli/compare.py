@@ -78,6 +78,15 @@ def _one_seat(text: str) -> SeatSpec:
     return specs[0]
 
 
+def _cost(result: Comparison) -> str:
+    """The cost as the text shows it: dollars, the unpriced models named beside them, or
+    only those when nothing called is priced (never a silent $0)."""
+    unpriced = ", ".join(result.unpriced)
+    if result.cost is None:
+        return f"unpriced ({unpriced})"
+    return f"${result.cost:.4f}" + (f" (and unpriced: {unpriced})" if unpriced else "")
+
+
 def _show_look(result: Comparison) -> None:
     """With a target, each look on stderr: the interval narrowing round by round (at
     Pocock's level before the stop, stage-wise at it)."""
@@ -116,8 +125,7 @@ def run(args: argparse.Namespace, host: PluginHost) -> int:
     )
     print(
         f"{result.tables} tables, each played by A and by B ({2 * result.tables} episodes);"
-        f" cost ${result.usd:.4f}"
-        + (f" (and unpriced: {', '.join(result.unpriced)})" if result.unpriced else "")
+        f" cost {_cost(result)}"
         + f", {result.tokens:,} tokens; stopped: {result.stopped}"
         + (
             f" (each of up to {result.looks} looks at {1 - result.look_alpha:.2%}, Pocock's"

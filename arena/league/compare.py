@@ -73,6 +73,8 @@ class Pair:
     """Whether A's seat, and B's, was played by a stand-in (a paid seat with no key)."""
     unpriced: tuple[str, ...] = ()
     """Models called that no price covers (a server the user runs): not in ``usd``."""
+    priced: tuple[str, ...] = ()
+    """Models called that a price covers: ``usd`` is theirs."""
 
 
 @attrs.frozen
@@ -111,6 +113,15 @@ class Comparison:
         """Models called that no price covers, whose cost ``usd`` leaves out."""
         return tuple(sorted({model for p in self.pairs for model in p.unpriced}))
 
+    @property
+    def cost(self) -> float | None:
+        """What the calls cost in dollars, as shown: ``None`` when every model called is
+        unpriced (the dollars are unknown, never $0); with a priced model too, the priced
+        part, which :attr:`unpriced` says leaves the others out; 0.0 when no model was
+        called (scripted seats cost nothing)."""
+        priced = any(p.priced for p in self.pairs)
+        return None if self.unpriced and not priced else self.usd
+
     def stand_in(self, which: int) -> bool:
         """Whether A (0) or B (1) was played by a stand-in at any pair."""
         return any(p.stand_in[which] for p in self.pairs)
@@ -143,7 +154,7 @@ class Comparison:
             "tables": self.tables,
             "difference": self.difference,
             "ci95": list(self.ci95),
-            "cost": self.usd,
+            "cost": self.cost,
             "unpriced": list(self.unpriced),
             "stopped": self.stopped,
             "verdict": self.verdict(),
@@ -266,7 +277,7 @@ def _play_pair(
     environ: Mapping[str, str],
 ) -> Pair:
     episode_seed = int(seeding.stream(seed, COMPARE, index).integers(2**62))
-    scores, stand_in, usd, tokens, unpriced = [], [], 0.0, 0, set()
+    scores, stand_in, usd, tokens, unpriced, priced = [], [], 0.0, 0, set(), set()
     for subject in (a, b):
         slot, specs = seating(subject, opponents, table.seats, index)
         request = attrs.evolve(table, seed=episode_seed, seat_specs=specs)
@@ -281,8 +292,7 @@ def _play_pair(
             if model is not None:
                 price = price_of(model, {}, provider_of(host.registry, spec, environ))
                 usd += price.usd(counts) if price else 0.0
-                if price is None:
-                    unpriced.add(model)
+                (priced if price else unpriced).add(model)
             tokens += sum(counts[kind] for kind in TOKEN_KINDS)
     return Pair(
         index,
@@ -293,4 +303,5 @@ def _play_pair(
         tokens,
         (stand_in[0], stand_in[1]),
         tuple(sorted(unpriced)),
+        tuple(sorted(priced)),
     )

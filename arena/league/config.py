@@ -15,7 +15,7 @@ import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import attrs
 
@@ -431,7 +431,7 @@ def check_policy(
     seat = seats.get(entrant.spec.name)
     if seat is None or seat.paid is None or seat.paid.arg_key != POLICY_ARG:
         return entrant
-    policy = (entrant.spec.arg or "").partition("?")[0].strip()  # split_arg's own reading
+    policy = seat_query(entrant.spec)[0]
     if not names_a_file(policy) or _real_path(policy) in allowed:
         return entrant
     names = ", ".join(p.name for p in shipped())
@@ -440,6 +440,24 @@ def check_policy(
         f" only a shipped policy ({names}) or a file the command line allows with"
         " --allow-policy PATH"
     )
+
+
+def seat_query(spec: SeatSpec) -> tuple[str, dict[str, str]]:
+    """A policy seat's arg as its policy and its settings, read as the seat reads them
+    (:func:`arena_plugins.model_seat.spec.split_arg`, which also refuses a setting given
+    twice): the inverse of the spec :func:`entrant` composes."""
+    policy, _, query = (spec.arg or "").partition("?")
+    return policy.strip(), dict(parse_qsl(query, keep_blank_values=True))
+
+
+ENDPOINT_SETTING = "base_url"
+"""The setting a model seat names its server by (the ``openai`` seat's, docs/models.md)."""
+
+
+def endpoint_host(spec: SeatSpec) -> str | None:
+    """The host a seat's ``base_url`` setting names, or ``None`` (it names none)."""
+    url = seat_query(spec)[1].get(ENDPOINT_SETTING)
+    return urlsplit(url).hostname if url else None
 
 
 def _real_path(path: str) -> str | None:

@@ -4,8 +4,9 @@ Every model is priced from ``genai-prices`` (pydantic's price database, the
 prices in force today) under the provider its seat declares (Anthropic's for a
 Claude seat; OpenAI's, OpenRouter's, Google's... for an ``openai`` seat, from its
 ``provider=`` or its base URL's host). A seat that declares no provider (a
-server the user runs) is unpriced: its cost is shown as such, never as $0, and a
-league with a budget refuses it unless its model has a price. A league file's
+server the user runs, or a host no table knows) is unpriced: its cost is shown as
+such, with why (:func:`unpriced_reason`), never as $0, and a league with a budget
+refuses it unless its model has a price. A league file's
 ``[prices."MODEL"]`` overrides any rate of any model, and prices a model the
 table does not know. Rates are US dollars per million tokens, by kind:
 uncached input, output, cache reads, 5-minute and 1-hour cache writes (the API
@@ -28,6 +29,8 @@ from importlib.metadata import version
 
 import attrs
 
+from arena.loopback import is_loopback
+
 TOKEN_KINDS = ("input", "output", "cacheRead", "cacheWrite")
 """The kinds the store keeps a column for (``cacheWrite`` is every cache write)."""
 USAGE_KEYS = {
@@ -42,8 +45,9 @@ USAGE_KEYS = {
 OVERRIDE_SOURCE = "league file"
 DEFAULT_PROVIDER = "anthropic"
 """The provider of a paid seat that declares none (:attr:`arena.registry.PaidCalls.provider`)."""
-UNPRICED = "unpriced: a server you run (no provider)"
-"""The price source stored for a model no price covers: its dollars are unknown, not 0."""
+UNPRICED_PREFIX = "unpriced: "
+"""How the price source of every model no price covers begins (:func:`unpriced_source`):
+its dollars are unknown, not 0, and the readers find its rows by it."""
 ONE_HOUR_WRITE_MULTIPLIER = 2.0
 """Anthropic's documented price of a 1-hour cache write: twice the base input price; used
 only where a price gives no 1-hour rate of its own (and its source says so)."""
@@ -155,6 +159,25 @@ def price_of(
     """The price a league pays for ``model`` from ``provider``: its override, else the
     table's, else ``None``."""
     return overrides.get(model) or table_price(model, provider)
+
+
+def unpriced_reason(host: str | None) -> str:
+    """Why a model no price covers is unpriced, as far as the arena knows: a server on this
+    machine is one you run; any other host is named as having no known price, whoever runs
+    it (``None``: the seat took its endpoint from the environment, which it does not say)."""
+    if host is not None and is_loopback(host):
+        return "a server you run"
+    return f"no price known for {host or 'its endpoint'}"
+
+
+def unpriced_source(reason: str) -> str:
+    """The price source stored for a model no price covers, for ``reason``
+    (:func:`unpriced_reason`)."""
+    return f"{UNPRICED_PREFIX}{reason} (no provider)"
+
+
+UNPRICED = unpriced_source(unpriced_reason("127.0.0.1"))
+"""The price source of a server on this machine, as stored since sources were kept."""
 
 
 def seat_tokens(seat: Mapping) -> dict[str, int]:

@@ -23,7 +23,7 @@ from rich.table import Table
 from arena.audit import run_pooled
 from arena.figures import fixed
 from arena.league.config import league_rounds
-from arena.league.cost import TOKEN_KINDS, UNPRICED, USAGE_KEYS
+from arena.league.cost import TOKEN_KINDS, UNPRICED_PREFIX, USAGE_KEYS
 from arena.league.looks import ALPHA, league_alpha, settled
 from arena.league.schedule import DUPLICATE_SCHEDULE, paired
 from arena.league.standings import (
@@ -234,46 +234,51 @@ def ranking(
 def _cost(db) -> dict[str, Any]:
     columns = "SUM(input_tokens), SUM(output_tokens), SUM(cache_read_tokens),"
     columns += " SUM(cache_write_tokens), SUM(usd)"
-    *tokens, usd = db.execute(f"SELECT {columns} FROM seats").fetchone()
+    source = "price_source" if has_column(db, "seats", "price_source") else "NULL"
+    unpriced_row = f"{source} LIKE '{UNPRICED_PREFIX}%'"  # no price source is ever like it
+    # Whether some of the calls are unpriced, and whether some are priced (a model called
+    # and a price found for it): the dollars are the priced part's, and with none, unknown.
+    calls = f"COALESCE(MAX({unpriced_row}), 0), COALESCE(MAX(model IS NOT NULL"
+    calls += f" AND NOT COALESCE({unpriced_row}, 0)), 0)"
+    *tokens, usd, unpriced, priced = db.execute(f"SELECT {columns}, {calls} FROM seats").fetchone()
     by_entrant = {}
-    for name, *counts, spent in db.execute(
-        f"SELECT {_entrant('seats')}, {columns} FROM seats GROUP BY 1 ORDER BY 1"
+    for name, *counts, spent, some_unpriced, some_priced in db.execute(
+        f"SELECT {_entrant('seats')}, {columns}, {calls} FROM seats GROUP BY 1 ORDER BY 1"
     ):
         tokens_of = _tokens(counts)
         by_entrant[name] = {
             "tokens": tokens_of,
-            "usd": spent or 0.0,
+            "usd": _priced_part(spent, some_unpriced, some_priced),
             "cacheReadShare": _cache_read_share(tokens_of),
+            "unpriced": bool(some_unpriced),
         }
-    source = "price_source" if has_column(db, "seats", "price_source") else "NULL"
-    unpriced = {  # entrants some of whose calls no price covers: their dollars are a floor
-        name
-        for (name,) in db.execute(
-            f"SELECT DISTINCT {_entrant('seats')} FROM seats WHERE {source} = ?", (UNPRICED,)
-        )
-    }
-    for name, part in by_entrant.items():
-        part["unpriced"] = name in unpriced
     by_price = [  # a model no price covers has unknown dollars: None, never 0
         {
             "model": model,
             "source": named,
             "tokens": _tokens(counts),
-            "usd": None if named == UNPRICED else spent or 0.0,
+            "usd": None if unpriced_source else spent or 0.0,
         }
-        for model, named, *counts, spent in db.execute(
-            f"SELECT model, {source}, {columns} FROM seats WHERE model IS NOT NULL"
-            " GROUP BY 1, 2 ORDER BY 1, 2"
+        for model, named, *counts, spent, unpriced_source in db.execute(
+            f"SELECT model, {source}, {columns}, COALESCE({unpriced_row}, 0) FROM seats"
+            " WHERE model IS NOT NULL GROUP BY 1, 2 ORDER BY 1, 2"
         )
     ]
     return {
         "tokens": _tokens(tokens),
-        "usd": usd or 0.0,
+        "usd": _priced_part(usd, unpriced, priced),
         "unpriced": bool(unpriced),
         "cacheReadShare": _cache_read_share(_tokens(tokens)),
         "byEntrant": by_entrant,
         "byPrice": by_price,
     }
+
+
+def _priced_part(usd: float | None, unpriced: int, priced: int) -> float | None:
+    """Dollars as the JSON gives them: ``None`` when every call was unpriced (unknown,
+    never $0); with some priced, the priced part (beside ``"unpriced": true``); 0.0 for
+    seats that called no model."""
+    return None if unpriced and not priced else usd or 0.0
 
 
 def fault_turns(path: str | Path, db) -> dict[str, int]:
@@ -398,11 +403,11 @@ def report_tables(report: dict[str, Any], source: str) -> list[Table]:
     return [ranking, duels, spend, priced]
 
 
-def _dollars(usd: float, unpriced: bool) -> str:
+def _dollars(usd: float | None, unpriced: bool) -> str:
     """A cost as shown: ``unpriced`` for calls no price covers, never a silent $0."""
     if not unpriced:
         return f"{usd:.4f}"
-    return f"{usd:.4f} + unpriced" if usd else "unpriced"
+    return "unpriced" if usd is None else f"{usd:.4f} + unpriced"
 
 
 def _marker(row: dict[str, Any]) -> str:

@@ -18,8 +18,15 @@ import attrs
 
 from arena import limits as limiter
 from arena.league.allocation import allocated_draws, stored_evidence
-from arena.league.config import Entrant, LeagueError, LeagueSpec
-from arena.league.cost import DEFAULT_PROVIDER, TOKEN_KINDS, UNPRICED, price_of, seat_tokens
+from arena.league.config import Entrant, LeagueError, LeagueSpec, endpoint_host
+from arena.league.cost import (
+    DEFAULT_PROVIDER,
+    TOKEN_KINDS,
+    price_of,
+    seat_tokens,
+    unpriced_reason,
+    unpriced_source,
+)
 from arena.league.executors import Played, make_executor
 from arena.league.looks import league_alpha
 from arena.league.report import league_report
@@ -192,12 +199,13 @@ def check_league(
         provider = provider_of(host.registry, entrant.spec, environ)
         if price_of(model, spec.prices, provider) is not None:
             continue
-        if provider is None and not spec.budget.limited:  # a server you run: shown unpriced
+        if provider is None and not spec.budget.limited:  # no provider: shown unpriced
             continue
         what = (
             f"no price for model {model!r}"
             if provider is not None
-            else f"model {model!r} is unpriced (a server you run: no provider=) and the league"
+            else f"model {model!r} is unpriced ({unpriced_reason(endpoint_host(entrant.spec))}:"
+            " no provider=) and the league"
             " has a budget"
         )
         raise LeagueError(
@@ -237,7 +245,7 @@ def missing_key(registry: Registry, spec: SeatSpec, environ: Mapping[str, str]) 
 
 def provider_of(registry: Registry, spec: SeatSpec, environ: Mapping[str, str]) -> str | None:
     """The provider a paid seat's calls are priced by, as it declares (Anthropic's when it
-    declares none; ``None``: a server the user runs, unpriced)."""
+    declares none; ``None``: a server the user runs or a host no table knows, unpriced)."""
     paid = registry.seat(spec.name).paid
     if paid is None or paid.provider is None:
         return DEFAULT_PROVIDER
@@ -286,8 +294,10 @@ def stored_episode(
 ) -> StoredEpisode:
     """A played fixture as the store's rows: seats with entrant, tokens, cost and provenance;
     ``models`` is the model each entrant calls and its provider (:func:`model_of`,
-    :func:`provider_of`). A model no price covers is stored as :data:`UNPRICED`."""
+    :func:`provider_of`). A model no price covers is stored with its reason
+    (:func:`arena.league.cost.unpriced_source`)."""
     fixture, results, text, log, points = played
+    specs = {e.name: e.spec for e in spec.entrants}
     rows = []
     for seat in results["seats"]:
         entrant = fixture.entrants[seat["slot"]]
@@ -310,7 +320,13 @@ def stored_episode(
                 source.get("distribution"),
                 source.get("version"),
                 source.get("isolation"),
-                price.named_source if price else (UNPRICED if model is not None else None),
+                price.named_source
+                if price
+                else (
+                    unpriced_source(unpriced_reason(endpoint_host(specs[entrant])))
+                    if model is not None
+                    else None
+                ),
             )
         )
     return StoredEpisode(

@@ -92,10 +92,11 @@
   }
 
   // A cost as shown: calls no price covers (a server you run) are 'unpriced', never $0.
+  // Wholly unpriced dollars are null, as are a list of logs' (a log names no price).
   function dollars(part) {
+    if (part.unpriced) return part.usd === null ? 'unpriced' : `${part.usd.toFixed(4)} + unpriced`;
     if (part.usd === null) return 'n/a (logs name no price)';
-    if (!part.unpriced) return part.usd.toFixed(4);
-    return part.usd ? `${part.usd.toFixed(4)} + unpriced` : 'unpriced';
+    return part.usd.toFixed(4);
   }
 
   function cost() {
