@@ -403,6 +403,7 @@ class Engine:
                 int(u.get("input_tokens", 0)), int(u.get("output_tokens", 0)),
                 int(u.get("cache_read_tokens", 0)), int(u.get("cache_write_tokens", 0)),
                 int(u.get("cache_write_1h_tokens", 0)), int(u.get("thinking_tokens", 0)),
+                reply.shape,
             )
         )  # fmt: skip
 

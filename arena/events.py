@@ -192,6 +192,9 @@ class Usage(Event):
     like the next, so a log whose calls report neither reads as it always did)."""
     thinking_tokens: int = attrs.field(default=0, metadata={"omit_default": True})
     """The part of ``output_tokens`` the model spent thinking, as the API reports it."""
+    shape: str | None = attrs.field(default=None, metadata={"omit_default": True})
+    """The request shape of the call (:attr:`arena.seats.Reply.shape`), where the wire has
+    several; left out otherwise."""
 
 
 @attrs.frozen

@@ -14,7 +14,7 @@ from typing import Any
 
 import attrs
 
-from arena.results import Results, SeatResult
+from arena.results import Results, SeatResult, shapes_by_slot
 from arena.terminal_text import printable
 
 
@@ -187,6 +187,7 @@ def logged_results(records: Sequence[dict[str, Any]]) -> Results | None:
             counts["rejected"][record["slot"]] += 1
         elif kind == "fault":
             counts["faults"][record["slot"]] += 1
+    shapes = shapes_by_slot(records, len(header["seats"]))
     seats = tuple(
         SeatResult(
             slot=seat["slot"],
@@ -194,6 +195,7 @@ def logged_results(records: Sequence[dict[str, Any]]) -> Results | None:
             points=result["points"][slot],
             score=result["score"][slot],
             **{field: counted[slot] for field, counted in counts.items()},
+            shapes=shapes[slot],
         )
         for slot, seat in enumerate(header["seats"])
     )
@@ -245,4 +247,10 @@ def results_lines(results: Results) -> list[str]:
     title = f"{results.mode} seed {results.seed}: {results.status}, {results.deals_played} deals"
     rule = "  " + "  ".join("-" * width for width in widths)
     stand_ins = [f"* seat {s.slot}: {printable(s.stand_in)}" for s in results.seats if s.stand_in]
-    return [title, line(RESULTS_COLUMNS), rule, *map(line, rows), *stand_ins]
+    shapes = [
+        f"  seat {s.slot} asked in shapes: "
+        + ", ".join(f"{printable(shape)} {calls}" for shape, calls in s.shapes.items())
+        for s in results.seats
+        if s.shapes
+    ]
+    return [title, line(RESULTS_COLUMNS), rule, *map(line, rows), *stand_ins, *shapes]

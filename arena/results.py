@@ -36,6 +36,8 @@ class SeatResult:
     """Why another policy played this seat throughout (e.g. no API key), if it did."""
     usage: dict[str, int] | None = None
     """Token totals the seat's model calls reported, if it made any."""
+    shapes: dict[str, int] | None = None
+    """Calls per request shape, for a seat whose wire has several (:func:`shapes_by_slot`)."""
     provenance: dict[str, str] | None = None
     """The seat's ``distribution``, ``version`` and ``isolation`` (in-process, bwrap, process)."""
 
@@ -54,6 +56,8 @@ class SeatResult:
         if self.usage is not None:
             data["usage"] = self.usage
             data["cacheReadShare"] = cache_read_share(self.usage)
+        if self.shapes is not None:
+            data["shapes"] = self.shapes
         if self.provenance is not None:
             data["provenance"] = self.provenance
         return data
@@ -157,3 +161,17 @@ def usage_by_slot(records: list[dict[str, Any]], seats: int) -> list[dict[str, i
             if key in record:
                 totals[slot][key] = totals[slot].get(key, 0) + record[key]
     return totals
+
+
+def shapes_by_slot(records: list[dict[str, Any]], seats: int) -> list[dict[str, int] | None]:
+    """Per slot, its calls in each request shape, from the ``usage`` lines' ``shape`` (in
+    the order each shape was first used: a seat only steps down); ``None`` for a seat whose
+    calls name none."""
+    shapes: list[dict[str, int] | None] = [None] * seats
+    for record in records:
+        if record["type"] == "usage" and "shape" in record:
+            counted = shapes[record["slot"]]
+            if counted is None:
+                counted = shapes[record["slot"]] = {}
+            counted[record["shape"]] = counted.get(record["shape"], 0) + 1
+    return shapes

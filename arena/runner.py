@@ -31,7 +31,7 @@ from arena.plugins import (
     UnknownName,
     one_line,
 )
-from arena.results import Results, SeatResult
+from arena.results import Results, SeatResult, shapes_by_slot
 from arena.rules import DEFAULT_MAX_BIDS, TableRules
 from arena.sandbox.remote import SandboxedSeat, WorkerFailed
 from arena.sandbox.views import mode_to_json
@@ -200,7 +200,8 @@ def run_episode(
             if hasattr(part, "close"):
                 part.close()
     usage = engine.usage(played if made is None else made)
-    seat_results = _seat_results(specs, seats, outcome, usage, provenance["seats"])
+    shapes = shapes_by_slot(played if made is None else made, len(specs))
+    seat_results = _seat_results(specs, seats, outcome, usage, shapes, provenance["seats"])
     plugins = {kind: provenance[kind] for kind in ("filters", "reporters")}
     results = Results(
         request.seed,
@@ -222,6 +223,7 @@ def _seat_results(
     seats: Sequence,
     outcome: Outcome,
     usage: Sequence[dict | None],
+    shapes: Sequence[dict | None],
     provenance: Sequence[dict],
 ) -> tuple[SeatResult, ...]:
     return tuple(
@@ -236,6 +238,7 @@ def _seat_results(
             faults=tally.faults,
             stand_in=getattr(seats[slot], "stand_in", None),
             usage=usage[slot],
+            shapes=shapes[slot],
             provenance=provenance[slot],
         )
         for slot, (spec, tally) in enumerate(zip(specs, outcome.tallies, strict=True))

@@ -60,6 +60,10 @@ class Reply:
     usage: Mapping[str, int] | None = None
     thinking: tuple[Thought, ...] | None = None
     """The model's reasoning behind the reply, for the log only: no seat sees it."""
+    shape: str | None = None
+    """The request shape the call was made in, for a wire that has several (an ``openai:``
+    seat's ``forced``, ``auto``, ``json_schema`` or ``text``): logged on the call's usage
+    line, so the results can say which shape a seat really played in."""
 
 
 @attrs.frozen

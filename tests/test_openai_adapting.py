@@ -14,7 +14,7 @@ import time
 
 import pytest
 from hostile_server import HostileServer, Seen, as_json, completion, raw
-from model_seat_cli import play, records
+from model_seat_cli import arena, play, records
 
 from arena_plugins.model_seat.action import action_text
 
@@ -95,6 +95,10 @@ def test_a_5xx_refusing_tools_moves_the_seat_within_its_first_decision(tmp_path,
     assert all("response_format" in body for body in sent[2:])
     assert done.stderr.count("openai request adapted") == 2
     assert "tools param requires --jinja flag" in done.stderr
+    # every answered call was a json_schema one, one per decision, and the log says so
+    assert seat["shapes"] == {"json_schema": seat["decisions"]}
+    shown = arena("show", str(log))
+    assert f"  seat 0 asked in shapes: json_schema {seat['decisions']}" in shown.stdout
 
 
 def _ignores_tool_choice(handler, seen: Seen) -> None:
@@ -121,6 +125,7 @@ def test_a_forced_choice_answered_with_no_call_moves_the_seat_to_json_schema(tmp
     assert all("tools" not in body and "response_format" in body for body in sent[1:])
     assert done.stderr.count("openai request adapted") == 1
     assert "a forced tool_choice was answered with no tool call" in done.stderr
+    assert seat["shapes"] == {"forced": 1, "json_schema": seat["decisions"] - 1}
     # the first decision's own reply was read from its <tool_call> block, not rejected
     bids = [r for r in records(log) if r["type"] in ("bid", "challenge") and r["slot"] == 0]
     assert bids and not bids[0]["fallback"]

@@ -92,7 +92,7 @@ _INT = {
     *("cacheWrite1hTokens", "thinkingTokens"),
 }
 _BOOL = {"forced", "fallback"}
-_TEXT = {"say", "published", "notes"}
+_TEXT = {"say", "published", "notes", "shape"}
 _STRING = {"status", "reason", "reporter"}
 _INT_LISTS = {"points"}
 """The play lines' fields by JSON type; the header's are :mod:`arena.check.header`'s."""

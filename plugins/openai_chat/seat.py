@@ -99,8 +99,9 @@ class OpenAISeat:
 
     def decide(self, view: SeatView) -> Reply:
         answer = self._ask(view, self.clock.end(view, self.bounds.total))
+        shape = self.shape
         self._watch(answer)
-        return Reply(answer.content, usage=answer.usage, thinking=answer.thinking)
+        return Reply(answer.content, usage=answer.usage, thinking=answer.thinking, shape=shape)
 
     def _ask(self, view: SeatView, until: float) -> Answer:
         request = build_request(
