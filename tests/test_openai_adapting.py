@@ -82,14 +82,21 @@ def _no_jinja(handler, seen: Seen) -> None:
         as_json(completion(content=json.dumps(_move(seen))))(handler, seen)
 
 
-def test_a_5xx_refusing_tools_moves_the_seat_within_its_first_decision(tmp_path, capsys):
-    log = tmp_path / "ep.jsonl"
-    with HostileServer(_no_jinja) as server:
+def _played_cleanly(answer, log):
+    """Play the seat against ``answer``: its result line, and each request's body. It must
+    have played every move itself: no fault, no rejection, no fallback."""
+    with HostileServer(answer) as server:
         done = play(f"openai:honest?model=m&base_url={server.url}/v1", log=log)
         sent = [json.loads(seen.body) for seen in server.seen]
     assert done.returncode == 0, done.stderr
     seat = json.loads(done.stdout)["seats"][0]
     assert (seat["faults"], seat["rejected"], seat["fallbacks"]) == (0, 0, 0)
+    return done, seat, sent
+
+
+def test_a_5xx_refusing_tools_moves_the_seat_within_its_first_decision(tmp_path):
+    log = tmp_path / "ep.jsonl"
+    done, seat, sent = _played_cleanly(_no_jinja, log)
     # forced, then auto (both refused with one request each, never retried), then json_schema
     assert ["tools" in body for body in sent[:3]] == [True, True, False]
     assert all("response_format" in body for body in sent[2:])
@@ -115,12 +122,7 @@ def _ignores_tool_choice(handler, seen: Seen) -> None:
 
 def test_a_forced_choice_answered_with_no_call_moves_the_seat_to_json_schema(tmp_path):
     log = tmp_path / "ep.jsonl"
-    with HostileServer(_ignores_tool_choice) as server:
-        done = play(f"openai:honest?model=m&base_url={server.url}/v1", log=log)
-        sent = [json.loads(seen.body) for seen in server.seen]
-    assert done.returncode == 0, done.stderr
-    seat = json.loads(done.stdout)["seats"][0]
-    assert (seat["faults"], seat["rejected"], seat["fallbacks"]) == (0, 0, 0)
+    done, seat, sent = _played_cleanly(_ignores_tool_choice, log)
     assert sent[0]["tool_choice"] == {"type": "function", "function": {"name": "act"}}
     assert all("tools" not in body and "response_format" in body for body in sent[1:])
     assert done.stderr.count("openai request adapted") == 1

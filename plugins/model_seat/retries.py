@@ -76,7 +76,20 @@ class RetryBounds:
     holds a reasoning model's longest reply many times over."""
 
 
-BOUND_SETTINGS = ("timeout", "deadline", "max_reply_bytes")
+MAX_SECONDS = 86_400.0
+"""A day: the longest a seat waits for one reply (a larger number is a typo, and an
+infinite one would never time out)."""
+
+_BOUNDS = {
+    # field: (variable suffix, the seat setting over it, kind, bounds)
+    "timeout": ("TIMEOUT", "timeout", float, {"above": 0, "high": MAX_SECONDS}),
+    "attempts": ("RETRY_ATTEMPTS", None, int, {"low": 1}),
+    "total": ("RETRY_SECONDS", "deadline", float, {"above": 0, "high": MAX_SECONDS}),
+    "backoff": ("BACKOFF", None, float, {"low": 0}),
+    "max_reply_bytes": ("MAX_REPLY_BYTES", "max_reply_bytes", int, {"low": 1024, "high": 2**31}),
+}
+"""Where each :class:`RetryBounds` field is set, and what it may be."""
+BOUND_SETTINGS = tuple(setting for _, setting, _, _ in _BOUNDS.values() if setting)
 """The bounds a seat spec may set for its own seat, over the environment's (``deadline`` is
 :attr:`RetryBounds.total`)."""
 
@@ -86,56 +99,16 @@ def retry_bounds(
 ) -> RetryBounds:
     """The bounds ``PREFIX_TIMEOUT``, ``PREFIX_RETRY_ATTEMPTS``, ``PREFIX_RETRY_SECONDS``,
     ``PREFIX_BACKOFF`` and ``PREFIX_MAX_REPLY_BYTES`` set, each wire under its own prefix;
-    a seat's own ``timeout=`` and ``max_reply_bytes=`` (``seat``) come first."""
+    a seat's own ``timeout=``, ``deadline=`` and ``max_reply_bytes=`` (``seat``) come
+    first. ``ValueError`` names the setting or variable of a bad value."""
     default = RetryBounds()
     seat = seat or {}
-    names = {
-        "timeout": f"{prefix}_TIMEOUT",
-        "attempts": f"{prefix}_RETRY_ATTEMPTS",
-        "total": f"{prefix}_RETRY_SECONDS",
-        "backoff": f"{prefix}_BACKOFF",
-        "max_reply_bytes": f"{prefix}_MAX_REPLY_BYTES",
-    }
-    timeout_name = "timeout" if "timeout" in seat else names["timeout"]
-    total_name = "deadline" if "deadline" in seat else names["total"]
-    bytes_name = "max_reply_bytes" if "max_reply_bytes" in seat else names["max_reply_bytes"]
-    return RetryBounds(
-        timeout=number(
-            seat.get("timeout", environ.get(names["timeout"])),
-            timeout_name,
-            float,
-            default.timeout,
-            above=0,
-            high=MAX_SECONDS,
-        ),
-        attempts=number(
-            environ.get(names["attempts"]), names["attempts"], int, default.attempts, low=1
-        ),
-        total=number(
-            seat.get("deadline", environ.get(names["total"])),
-            total_name,
-            float,
-            default.total,
-            above=0,
-            high=MAX_SECONDS,
-        ),
-        backoff=number(
-            environ.get(names["backoff"]), names["backoff"], float, default.backoff, low=0
-        ),
-        max_reply_bytes=number(
-            seat.get("max_reply_bytes", environ.get(names["max_reply_bytes"])),
-            bytes_name,
-            int,
-            default.max_reply_bytes,
-            low=1024,
-            high=2**31,
-        ),
-    )
-
-
-MAX_SECONDS = 86_400.0
-"""A day: the longest a seat waits for one reply (a larger number is a typo, and an
-infinite one would never time out)."""
+    values = {}
+    for field, (suffix, setting, kind, limits) in _BOUNDS.items():
+        name = setting if setting in seat else f"{prefix}_{suffix}"
+        text = seat[setting] if setting in seat else environ.get(name)
+        values[field] = number(text, name, kind, getattr(default, field), **limits)
+    return RetryBounds(**values)
 
 
 def number(
