@@ -183,7 +183,8 @@ def _terminate(signum, frame):
 
 
 def load_for_command(args) -> PluginHost:
-    """The plugins under the sandbox the command line asks for, announced in one line.
+    """The plugins under the sandbox the command line asks for, announced in one line where
+    a third party plays (:mod:`arena.cli.isolation_note`).
 
     The choice is also exported to the environment, so a league's worker
     processes load under the same policy.
@@ -198,6 +199,9 @@ def load_for_command(args) -> PluginHost:
         names = ", ".join(host.untrusted_missing)
         print(f"arena: warning: trusted but not installed: {names}", file=sys.stderr)
     if any(info.trust in ("third-party", "trusted") for info in host.plugins):
-        level = "note" if policy.isolation == "bwrap" and not policy.trusted else "warning"
-        print(f"arena: {level}: {policy.summary()}", file=sys.stderr)
+        from arena.cli import isolation_note  # here: a command with no third party pays nothing
+
+        if isolation_note.wanted(args, host):
+            level = "note" if policy.isolation == "bwrap" and not policy.trusted else "warning"
+            print(f"arena: {level}: {policy.summary()}", file=sys.stderr)
     return host
