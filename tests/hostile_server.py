@@ -26,6 +26,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import attrs
+from loopback_http import QuietHandler
 
 
 @attrs.frozen
@@ -91,12 +92,7 @@ class _Server(ThreadingHTTPServer):
 
 
 def _handler_for(server: HostileServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
+    class Handler(QuietHandler):
         def _serve(self) -> None:
             length = int(self.headers.get("content-length") or 0)
             body = self.rfile.read(length) if length else b""
@@ -122,14 +118,8 @@ def raw(
 ) -> Answer:
     """A whole reply at once."""
 
-    def answer(handler: BaseHTTPRequestHandler, seen: Seen) -> None:
-        handler.send_response(status)
-        handler.send_header("content-type", content_type)
-        handler.send_header("content-length", str(len(body)))
-        for name, value in (headers or {}).items():
-            handler.send_header(name, value)
-        handler.end_headers()
-        handler.wfile.write(body)
+    def answer(handler: QuietHandler, seen: Seen) -> None:
+        handler.send_bytes(status, body, content_type, headers)
 
     return answer
 
