@@ -248,6 +248,25 @@ def test_a_league_budget_holds_against_a_server_that_lies_about_usage_half_the_t
     assert cost["usd"] > 0 and report["faultTurns"]
 
 
+@pytest.mark.parametrize("count", [1e308, 10**30, int("9" * 309)])
+def test_compare_and_a_league_over_huge_usage_end_in_results_not_an_overflow(tmp_path, count):
+    usage = {"prompt_tokens": count, "completion_tokens": 5, "total_tokens": 5}
+    answer = legal_play(lambda action: completion(action, usage=usage))
+    seat = "openai:honest?model=gpt-4o-mini&provider=openai&base_url={}/v1"
+    with HostileServer(answer) as server:
+        compared = arena(
+            "compare", seat.format(server.url), "bayes", "--tables", "2", "--deals", "2", "--json"
+        )
+        league = arena(
+            "league", "run", "--pool", seat.format(server.url), "--pool", "bayes",
+            "--tables", "2", "--deals", "2", "--db", str(tmp_path / "l.sqlite"), "--json",
+        )  # fmt: skip
+    for done in (compared, league):
+        assert done.returncode == 0, done.stderr
+        assert "Traceback" not in done.stderr and "Overflow" not in done.stderr
+    assert json.loads(compared.stdout)["cost"] == 0.0  # every lying call a fault: none priced
+
+
 # --- rows 4 and 12: every call bounded in time and size ---------------------------------------
 
 
