@@ -170,3 +170,19 @@ def test_a_model_that_never_stops_costs_a_decision_its_deadline_once(tmp_path):
     assert decisions and all(r["fallback"] for r in decisions if not r.get("forced"))
     # rule 11's second ask shares the first's deadline: about 1 s per decision, not 2
     assert took < 1.5 * len(decisions) + 8
+
+
+def test_league_show_counts_each_entrants_calls_per_shape(tmp_path):
+    db = tmp_path / "l.sqlite"
+    with HostileServer(_no_jinja) as server:
+        seat = f"openai:honest?model=m&base_url={server.url}/v1"
+        run = arena(
+            "league", "run", "--pool", seat, "--pool", "bayes", "--tables", "2", "--deals", "2",
+            "--db", str(db),
+        )  # fmt: skip
+        assert run.returncode == 0, run.stderr
+        answered = sum("response_format" in json.loads(seen.body) for seen in server.seen)
+    report = json.loads(arena("league", "show", str(db), "--json").stdout)
+    assert report["requestShapes"] == {seat: {"json_schema": answered}}
+    shown = arena("league", "show", str(db)).stdout
+    assert f"asked in shapes: json_schema {answered}" in " ".join(shown.split())

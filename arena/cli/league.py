@@ -356,6 +356,9 @@ def _print_report(report: dict, source: str, as_json: bool) -> int:
     note = fault_note(report)
     if note:
         console.print(Text(printable(note), style="bold red"))
+    for entrant, shapes in report.get("requestShapes", {}).items():
+        each = ", ".join(f"{shape} {calls}" for shape, calls in shapes.items())
+        console.print(Text(printable(f"{entrant} asked in shapes: {each}")))
     return 0
 
 

@@ -84,6 +84,7 @@ def league_report(path: str | Path, reporters: list[Reporter] = ()) -> dict[str,
         partnered = _partners(path, db, settings)
         cost = _cost(db)
         faults = fault_turns(path, db)
+        shapes = request_shapes(path, db)
         results = stored_results(path, db)
         stop = _stop(path, db)
     alpha = look_alpha(settings)
@@ -102,6 +103,7 @@ def league_report(path: str | Path, reporters: list[Reporter] = ()) -> dict[str,
         ),
         "cost": cost,
         "faultTurns": faults,
+        **({"requestShapes": shapes} if shapes else {}),
         "audit": run_pooled(reporters, results) if results else {},
     }
 
@@ -295,6 +297,26 @@ def fault_turns(path: str | Path, db) -> dict[str, int]:
         [str, int],
     )
     return dict(rows)
+
+
+def request_shapes(path: str | Path, db) -> dict[str, dict[str, int]]:
+    """Each entrant's model calls per request shape (its seats' ``shapes`` in their
+    episodes' results, :func:`arena.results.shapes_by_slot`), for the entrants whose wire
+    has several: which shape a server really took."""
+    rows = checked_rows(
+        path,
+        db.execute(
+            f"SELECT {_entrant('s')}, shape.key, SUM(shape.value)"
+            " FROM seats s JOIN episodes e USING (idx), json_each(e.results, '$.seats') r,"
+            " json_each(r.value, '$.shapes') shape"
+            " WHERE json_extract(r.value, '$.slot') = s.slot GROUP BY 1, 2 ORDER BY 1, 2"
+        ),
+        [str, str, int],
+    )
+    shapes: dict[str, dict[str, int]] = {}
+    for entrant, shape, calls in rows:
+        shapes.setdefault(entrant, {})[shape] = calls
+    return shapes
 
 
 def _tokens(counts) -> dict[str, int]:
