@@ -132,6 +132,10 @@ class PaidCalls:
     """``provider(arg, environ)``: the genai-prices provider ID its calls are priced by, or
     ``None`` for a server the user runs, which no table prices (unpriced, never $0); unset:
     Anthropic's (:data:`arena.league.cost.DEFAULT_PROVIDER`)."""
+    unpriced: Callable[[str | None, Mapping[str, str]], str] | None = None
+    """``unpriced(arg, environ)``: why a seat no provider prices is unpriced, in a few words
+    (``a server you run``, ``no price known for HOST``): only the seat knows where its
+    calls go."""
 
 
 @attrs.frozen

@@ -185,4 +185,4 @@ def test_league_show_counts_each_entrants_calls_per_shape(tmp_path):
     report = json.loads(arena("league", "show", str(db), "--json").stdout)
     assert report["requestShapes"] == {seat: {"json_schema": answered}}
     shown = arena("league", "show", str(db)).stdout
-    assert f"asked in shapes: json_schema {answered}" in " ".join(shown.split())
+    assert f"request shapes of {seat}: json_schema {answered}" in " ".join(shown.split())

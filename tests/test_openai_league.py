@@ -18,7 +18,6 @@ from openai_tables import offline as openai_offline  # noqa: F401  (autouse: no 
 from arena.cli import main
 from arena.league.compare import compare
 from arena.league.config import Budget, Entrant, LeagueError, LeagueSpec
-from arena.league.cost import UNPRICED
 from arena.league.report import league_report
 from arena.league.run import check_league
 from arena.league.store import open_read_only
@@ -121,7 +120,7 @@ def test_a_server_you_run_is_unpriced_never_zero_and_a_budget_refuses_it(tmp_pat
     path = tmp_path / "local.sqlite"
     play(path, league_of(chat, provider=None), host)
     _, source, tokens = stored_cost(path)["gpt"]
-    assert source == UNPRICED and tokens["outputTokens"] > 0
+    assert source == "unpriced: a server you run (no provider)" and tokens["outputTokens"] > 0
     cost = league_report(path)["cost"]
     by_price = {p["model"]: p for p in cost["byPrice"]}
     assert by_price["gpt-5-mini"]["usd"] is None

@@ -106,3 +106,17 @@ def test_a_budgeted_league_refuses_it_naming_the_host(tmp_path):
         f"arena: error: entrant 'far': model 'm' is unpriced (no price known for {REMOTE}:"
         ' no provider=) and the league has a budget; add [prices."m"] to the league file'
     ]
+
+
+def test_a_private_network_server_is_one_you_run_as_the_seat_says():
+    """The seat decides where its calls go (its own is_local): a private address needs no
+    key and is a server you run, not a remote host nobody prices."""
+    from arena_plugins.openai_chat.settings import unpriced_why
+
+    assert unpriced_why("honest?model=m&base_url=http://192.168.1.20:8000/v1", {}) == (
+        "a server you run"
+    )
+    assert unpriced_why("honest?model=m&base_url=http://10.0.0.7/v1", {}) == "a server you run"
+    assert unpriced_why("honest?model=m&base_url=https://api.together.xyz/v1", {}) == (
+        "no price known for api.together.xyz"
+    )

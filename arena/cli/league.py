@@ -358,7 +358,7 @@ def _print_report(report: dict, source: str, as_json: bool) -> int:
         console.print(Text(printable(note), style="bold red"))
     for entrant, shapes in report.get("requestShapes", {}).items():
         each = ", ".join(f"{shape} {calls}" for shape, calls in shapes.items())
-        console.print(Text(printable(f"{entrant} asked in shapes: {each}")))
+        console.print(Text(printable(f"request shapes of {entrant}: {each}")))
     return 0
 
 

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit
+from urllib.parse import parse_qsl, urlencode
 
 import attrs
 
@@ -448,16 +448,6 @@ def seat_query(spec: SeatSpec) -> tuple[str, dict[str, str]]:
     twice): the inverse of the spec :func:`entrant` composes."""
     policy, _, query = (spec.arg or "").partition("?")
     return policy.strip(), dict(parse_qsl(query, keep_blank_values=True))
-
-
-ENDPOINT_SETTING = "base_url"
-"""The setting a model seat names its server by (the ``openai`` seat's, docs/models.md)."""
-
-
-def endpoint_host(spec: SeatSpec) -> str | None:
-    """The host a seat's ``base_url`` setting names, or ``None`` (it names none)."""
-    url = seat_query(spec)[1].get(ENDPOINT_SETTING)
-    return urlsplit(url).hostname if url else None
 
 
 def _real_path(path: str) -> str | None:

@@ -5,7 +5,7 @@ prices in force today) under the provider its seat declares (Anthropic's for a
 Claude seat; OpenAI's, OpenRouter's, Google's... for an ``openai`` seat, from its
 ``provider=`` or its base URL's host). A seat that declares no provider (a
 server the user runs, or a host no table knows) is unpriced: its cost is shown as
-such, with why (:func:`unpriced_reason`), never as $0, and a league with a budget
+such, with why (:attr:`arena.registry.PaidCalls.unpriced`), never as $0, and a league with a budget
 refuses it unless its model has a price. A league file's
 ``[prices."MODEL"]`` overrides any rate of any model, and prices a model the
 table does not know. Rates are US dollars per million tokens, by kind:
@@ -28,8 +28,6 @@ from functools import cache
 from importlib.metadata import version
 
 import attrs
-
-from arena.loopback import is_loopback
 
 TOKEN_KINDS = ("input", "output", "cacheRead", "cacheWrite")
 """The kinds the store keeps a column for (``cacheWrite`` is every cache write)."""
@@ -161,22 +159,16 @@ def price_of(
     return overrides.get(model) or table_price(model, provider)
 
 
-def unpriced_reason(host: str | None) -> str:
-    """Why a model no price covers is unpriced, as far as the arena knows: a server on this
-    machine is one you run; any other host is named as having no known price, whoever runs
-    it (``None``: the seat took its endpoint from the environment, which it does not say)."""
-    if host is not None and is_loopback(host):
-        return "a server you run"
-    return f"no price known for {host or 'its endpoint'}"
+NO_PRICE_KNOWN = "no price known for its endpoint"
+"""Why a paid seat that does not say where its calls go is unpriced."""
 
 
 def unpriced_source(reason: str) -> str:
-    """The price source stored for a model no price covers, for ``reason``
-    (:func:`unpriced_reason`)."""
+    """The price source stored for a model no price covers, for ``reason`` (the seat's own
+    words, :attr:`arena.registry.PaidCalls.unpriced`)."""
     return f"{UNPRICED_PREFIX}{reason} (no provider)"
 
 
-UNPRICED = unpriced_source(unpriced_reason("127.0.0.1"))
 """The price source of a server on this machine, as stored since sources were kept."""
 
 

@@ -18,13 +18,13 @@ import attrs
 
 from arena import limits as limiter
 from arena.league.allocation import allocated_draws, stored_evidence
-from arena.league.config import Entrant, LeagueError, LeagueSpec, endpoint_host
+from arena.league.config import Entrant, LeagueError, LeagueSpec
 from arena.league.cost import (
     DEFAULT_PROVIDER,
+    NO_PRICE_KNOWN,
     TOKEN_KINDS,
     price_of,
     seat_tokens,
-    unpriced_reason,
     unpriced_source,
 )
 from arena.league.executors import Played, make_executor
@@ -83,7 +83,11 @@ def run_league(
     check_provenance(store, provenance, allow_upgrade)
     registry = host.registry
     models = {
-        e.name: (model_of(registry, e.spec, environ), provider_of(registry, e.spec, environ))
+        e.name: (
+            model_of(registry, e.spec, environ),
+            provider_of(registry, e.spec, environ),
+            unpriced_why(registry, e.spec, environ),
+        )
         for e in spec.entrants
     }
     finished = store.finished()  # indexes of this schedule: the settings matched
@@ -204,9 +208,9 @@ def check_league(
         what = (
             f"no price for model {model!r}"
             if provider is not None
-            else f"model {model!r} is unpriced ({unpriced_reason(endpoint_host(entrant.spec))}:"
-            " no provider=) and the league"
-            " has a budget"
+            else f"model {model!r} is unpriced"
+            f" ({unpriced_why(host.registry, entrant.spec, environ)}: no provider=) and the"
+            " league has a budget"
         )
         raise LeagueError(
             f'entrant {entrant.name!r}: {what}; add [prices."{model}"] to the league file'
@@ -227,6 +231,15 @@ def model_of(registry: Registry, spec: SeatSpec, environ: Mapping[str, str]) -> 
         return paid.model(spec.arg, environ)
     except ValueError as exc:
         raise LeagueError(f"seat {spec}: {exc}") from None
+
+
+def unpriced_why(registry: Registry, spec: SeatSpec, environ: Mapping[str, str]) -> str:
+    """Why a paid seat no price covers is unpriced, in its own words
+    (:attr:`arena.registry.PaidCalls.unpriced`), else as the arena can say it."""
+    paid = registry.seat(spec.name).paid
+    if paid is None or paid.unpriced is None:
+        return NO_PRICE_KNOWN
+    return paid.unpriced(spec.arg, environ)
 
 
 def missing_key(registry: Registry, spec: SeatSpec, environ: Mapping[str, str]) -> str | None:
@@ -290,18 +303,17 @@ def stored_episode(
     spec: LeagueSpec,
     played: Played,
     provenance: Mapping[str, Mapping[str, str | None]],
-    models: Mapping[str, tuple[str | None, str | None]],
+    models: Mapping[str, tuple[str | None, str | None, str]],
 ) -> StoredEpisode:
     """A played fixture as the store's rows: seats with entrant, tokens, cost and provenance;
-    ``models`` is the model each entrant calls and its provider (:func:`model_of`,
-    :func:`provider_of`). A model no price covers is stored with its reason
-    (:func:`arena.league.cost.unpriced_source`)."""
+    ``models`` is the model each entrant calls, its provider and why it would be unpriced
+    (:func:`model_of`, :func:`provider_of`, :func:`unpriced_why`). A model no price covers
+    is stored with that reason (:func:`arena.league.cost.unpriced_source`)."""
     fixture, results, text, log, points = played
-    specs = {e.name: e.spec for e in spec.entrants}
     rows = []
     for seat in results["seats"]:
         entrant = fixture.entrants[seat["slot"]]
-        model, provider = models[entrant]
+        model, provider, unpriced = models[entrant]
         tokens = seat_tokens(seat)
         price = price_of(model, spec.prices, provider) if model is not None else None
         source = seat.get("provenance") or provenance[entrant]
@@ -322,11 +334,7 @@ def stored_episode(
                 source.get("isolation"),
                 price.named_source
                 if price
-                else (
-                    unpriced_source(unpriced_reason(endpoint_host(specs[entrant])))
-                    if model is not None
-                    else None
-                ),
+                else (unpriced_source(unpriced) if model is not None else None),
             )
         )
     return StoredEpisode(

@@ -18,6 +18,7 @@ from arena_plugins.openai_chat.settings import (
     missing_key,
     model_of,
     provider_of,
+    unpriced_why,
 )
 
 
@@ -53,5 +54,6 @@ def register_seats(register):
             preflight=openai_preflight,
             missing_key=missing_key,
             provider=provider_of,
+            unpriced=unpriced_why,
         ),
     )

@@ -37,6 +37,7 @@ from arena_plugins.model_seat.origin import (
     host_of,
     is_local,
     origin_of,
+    shown,
 )
 from arena_plugins.model_seat.prices import checked_provider, provider_of_url
 from arena_plugins.model_seat.retries import BOUND_SETTINGS, number
@@ -228,6 +229,15 @@ def missing_key(arg: str | None, environ: Mapping[str, str]) -> str | None:
 def model_of(arg: str | None, environ: Mapping[str, str]) -> str:
     """The model a seat of ``openai:ARG`` calls: what a league prices."""
     return parse_arg(arg).model
+
+
+def unpriced_why(arg: str | None, environ: Mapping[str, str]) -> str:
+    """Why a seat of ``openai:ARG`` that no price covers is unpriced: a loopback or private
+    base URL is a server the user runs; any other is named (its host, bounded)."""
+    place = endpoint(parse_arg(arg), environ)
+    if place.local:
+        return "a server you run"
+    return f"no price known for {shown(host_of(place.base_url))}"
 
 
 def provider_of(arg: str | None, environ: Mapping[str, str]) -> str | None:
