@@ -11,7 +11,8 @@ same for every model, so their play is compared on one prompt.
 - :func:`rules_in_brief`: the stable part, then the seat's policy after it;
 - :func:`record`: the table record, one line per item, a finished deal rendered
   as it was while it ran, so each prompt of an episode extends the previous one
-  (the prefix a server caches);
+  (the prefix a server caches); a seat that keeps a :class:`SeatRecord` renders
+  each finished deal once rather than on every request;
 - :func:`turn`: the short, volatile tail: the hand and standing bid again, this
   deal's talk (quoted data), the private notes, the legal action space and, on
   rule 11's second ask, why the first reply was rejected.
@@ -20,10 +21,12 @@ same for every model, so their play is compared on one prompt.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from fractions import Fraction
+from functools import lru_cache
 
+from arena import probability
 from arena.engine import NOTES_CAP
 from arena.modes import STRICT, Mode
-from arena.probability import tail_table
 from arena.view import PastDeal, PublicBid, SeatView
 from arena_plugins.model_seat.action import TOOL_NAME
 from arena_policies import Policy
@@ -63,7 +66,7 @@ def rules_in_brief(view: SeatView, mode: Mode) -> str:
         "scores, and the deal ends.",
         f"- After {view.max_bids} bids in a deal the next seat is forced to challenge.",
         "- points = wins - losses; the table is zero-sum. Your goal is the most points.",
-        f"- {_chances(view, mode)}",
+        f"- {_chances(view.symbols, view.unseen, view.wild)}",
         "- An illegal or unreadable reply is rejected once with the reason; a second one "
         "and the baseline bot plays your turn.",
     ]
@@ -119,31 +122,31 @@ def _raise_rule(mode: Mode) -> str:
     )
 
 
-def _chances(view: SeatView, mode: Mode) -> str:
+@lru_cache(maxsize=256)
+def _chances(symbols: tuple[int, ...], unseen: int, wild: int | None) -> str:
     """Each face's symbol probability and the exact chance that at least k unseen symbols
-    count for it: what every bid turns on."""
+    count for it: what every bid turns on. Cached: the same few tables are asked on every
+    request, and the odds in exact fractions were most of the rules' cost (about 45 us)."""
     by_p: dict = {}
-    for face in view.symbols:
-        by_p.setdefault(view.face_p(face), []).append(face)
+    for face in symbols:
+        by_p.setdefault(probability.face_p(len(symbols), face, wild), []).append(face)
     if len(by_p) == 1:
+        p = Fraction(1, len(symbols))
         return (
-            f"Each of the {view.unseen} symbols you cannot see shows a given face with "
-            f"probability {view.p}, independently. "
-            + _odds(view.unseen, view.p, "show a given face")
+            f"Each of the {unseen} symbols you cannot see shows a given face with "
+            f"probability {p}, independently. " + _odds(unseen, p, "show a given face")
         )
-    parts = [
-        f"Each of the {view.unseen} symbols you cannot see counts toward a face independently."
-    ]
+    parts = [f"Each of the {unseen} symbols you cannot see counts toward a face independently."]
     for p, faces in by_p.items():
         which = f"face{'s' if len(faces) > 1 else ''} {', '.join(map(str, faces))}"
-        parts.append(f"For {which} it is {p}. {_odds(view.unseen, p, f'count for {which}')}")
+        parts.append(f"For {which} it is {p}. {_odds(unseen, p, f'count for {which}')}")
     return " ".join(parts)
 
 
 def _odds(unseen: int, p, event: str) -> str:
     shown = [
         f"{k}: {chance:.1%}"
-        for k, chance in enumerate(tail_table(unseen, p))
+        for k, chance in enumerate(probability.tail_table(unseen, p))
         if k >= 1 and chance >= ODDS_SHOWN
     ]
     return f"Chance that at least k of them {event}, by k: {', '.join(shown)}."
@@ -159,6 +162,70 @@ def record(view: SeatView, mode: Mode) -> Iterator[str]:
         points[past.loser] -= 1
         yield _outcome(view, mode, past, points)
     yield from _deal_lines(view, mode, view.deal, view.opener, view.hand, view.bids)
+
+
+class SeatRecord:
+    """One seat's table record over its episode, each finished deal rendered once.
+
+    :func:`record` renders every finished deal on every request, so an episode's prompts
+    cost quadratically in its deals (about 9 us a past deal: 1.5 ms a request by deal
+    160). A seat that keeps one of these, for its one episode, renders on each request
+    only the deals finished since its last one, then the current deal; the text is
+    :func:`record`'s byte for byte (``tests/test_prompt_cache.py``). A view from another
+    seat, mode or episode (a history shorter than what is kept, or whose last kept deal
+    differs) starts it again, so a misused record costs time, never a wrong prompt.
+
+    Not an attrs class: it is a cache that grows in place, one per seat, never shared.
+    """
+
+    __slots__ = ("_deals", "_last", "_lines", "_mode", "_points", "_slot", "_text")
+
+    def __init__(self) -> None:
+        self._slot, self._mode = -1, None
+        self._deals, self._last, self._points = 0, None, []
+        self._lines: list[str] = []
+        self._text = ""
+
+    def lines(self, view: SeatView, mode: Mode) -> list[str]:
+        """``list(record(view, mode))``: one text per line, for a wire that sends a block each."""
+        self._catch_up(view, mode)
+        return [
+            *self._lines,
+            *_deal_lines(view, mode, view.deal, view.opener, view.hand, view.bids),
+        ]
+
+    def text(self, view: SeatView, mode: Mode) -> str:
+        """``"".join(record(view, mode))``: the whole record, for a wire that sends one text."""
+        self._catch_up(view, mode)
+        current = _deal_lines(view, mode, view.deal, view.opener, view.hand, view.bids)
+        return self._text + "".join(current)
+
+    def _catch_up(self, view: SeatView, mode: Mode) -> None:
+        """Render the deals finished since the last request (all of them after a restart)."""
+        history = view.history
+        kept = self._deals
+        if (
+            view.slot != self._slot
+            or mode is not self._mode
+            or len(history) < kept
+            or (kept and history[kept - 1] != self._last)
+        ):
+            self._slot, self._mode = view.slot, mode
+            self._deals, self._last, self._points = 0, None, [0] * view.seats
+            self._lines = [f"# Table record, as seen by s{view.slot}\n"]
+            self._text = self._lines[0]
+        new: list[str] = []
+        points = self._points
+        for index in range(self._deals, len(history)):
+            past = history[index]
+            new += _deal_lines(view, mode, past.deal, past.opener, past.hands[view.slot], past.bids)
+            points[past.winner] += 1
+            points[past.loser] -= 1
+            new.append(_outcome(view, mode, past, points))
+            self._last = past
+        self._deals = len(history)
+        self._lines += new
+        self._text += "".join(new)
 
 
 def _deal_lines(

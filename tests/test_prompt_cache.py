@@ -1,0 +1,109 @@
+"""A seat's kept table record (issue 39): the same bytes as a fresh render, at a cost per
+request that does not grow with the deals played.
+
+:class:`~arena_plugins.model_seat.prompt.SeatRecord` renders each finished deal once;
+:func:`~arena_plugins.model_seat.prompt.record` renders the whole record on every call
+and is the reference. Every request of whole episodes is compared, both ways a wire reads
+the record (lines and text).
+"""
+
+from __future__ import annotations
+
+import attrs
+import pytest
+from plugins_for_tests.seats import Recording
+
+from arena import seeding
+from arena.engine import Engine, EpisodeConfig
+from arena.rules import TableRules
+from arena.seats import SeatContext
+from arena.view import PastDeals
+from arena_plugins.dice import DICE
+from arena_plugins.model_seat import prompt
+from arena_plugins.model_seat.prompt import SeatRecord, record
+from arena_plugins.poker import POKER
+from arena_plugins.scripted import bayes
+from arena_plugins.wild import WILD
+
+
+class Talking:
+    """Plays bayes and says something on every turn, so talk-on episodes carry talk."""
+
+    def __init__(self, inner):
+        self.inner = inner
+
+    def decide(self, view):
+        return attrs.evolve(self.inner.decide(view), say=f"deal {view.deal}")
+
+
+def episode_views(mode, seats, seed, deals, talk):
+    """Every view each seat was shown over one episode of bayes seats."""
+    rules = TableRules(mode=mode, seats=seats, max_bids=8)
+    config = EpisodeConfig(rules=rules, seed=seed, deals=deals, talk=talk)
+    table = [
+        Recording(Talking(bayes(SeatContext.derive(seed, s, rules, seeding.SEAT))))
+        for s in range(seats)
+    ]
+    fallbacks = [bayes(SeatContext.derive(seed, s, rules, seeding.FALLBACK)) for s in range(seats)]
+    Engine(config, table, ["bayes"] * seats, fallbacks, lambda event: None).play()
+    return [seat.views for seat in table]
+
+
+@pytest.mark.parametrize("mode", [DICE, POKER, WILD], ids=lambda m: m.name)
+@pytest.mark.parametrize("talk", [True, False], ids=["talk", "quiet"])
+@pytest.mark.parametrize("seed", [0, 7, 2026])
+def test_every_request_of_an_episode_reads_as_a_fresh_render(mode, talk, seed):
+    for views in episode_views(mode, 4, seed, 40, talk):
+        lines, text = SeatRecord(), SeatRecord()
+        assert len(views[-1].history) >= 35
+        for view in views:
+            fresh = list(record(view, mode))
+            assert lines.lines(view, mode) == fresh
+            assert text.text(view, mode) == "".join(fresh)
+
+
+def test_a_packed_history_reads_the_same(monkeypatch):
+    """Past ``2 * RECENT`` deals the oldest are packed and rebuilt on access: the kept
+    record's check of its last deal reads a rebuilt one, equal and not the same object."""
+    monkeypatch.setattr(PastDeals, "RECENT", 2)
+    for views in episode_views(DICE, 3, 5, 30, False):
+        kept = SeatRecord()
+        for view in views:
+            assert kept.text(view, DICE) == "".join(record(view, DICE))
+
+
+def test_each_finished_deal_is_rendered_once(monkeypatch):
+    """The point of keeping it: a seat asked on every deal renders each finished deal's
+    outcome once, where a fresh render repeats every past deal on every request."""
+    rendered = []
+    outcome = prompt._outcome
+    monkeypatch.setattr(prompt, "_outcome", lambda *a: rendered.append(a[2].deal) or outcome(*a))
+    views = episode_views(DICE, 4, 3, 60, False)[0]
+    kept = SeatRecord()
+    for view in views:
+        kept.lines(view, DICE)
+    assert sorted(rendered) == list(range(len(views[-1].history)))
+    rendered.clear()
+    for view in views:
+        list(record(view, DICE))
+    assert len(rendered) == sum(len(view.history) for view in views) > 3 * 60
+
+
+def test_a_record_shown_another_seat_or_episode_starts_again():
+    """Misused, a kept record costs time, never a wrong prompt: views of other seats and of
+    a second episode, interleaved, each read as their own fresh render."""
+    first = episode_views(POKER, 4, 11, 25, True)
+    second = episode_views(POKER, 4, 12, 25, True)
+    shuffled = [v for pair in zip(first[0], first[1], second[0], strict=False) for v in pair]
+    shuffled += first[2][::-1] + second[3]
+    kept = SeatRecord()
+    for view in shuffled:
+        assert kept.lines(view, POKER) == list(record(view, POKER))
+
+
+def test_a_record_asked_in_another_mode_starts_again():
+    """The mode renders the hands (dice spaced, poker digits run together)."""
+    view = episode_views(DICE, 4, 1, 10, False)[0][-1]
+    kept = SeatRecord()
+    kept.text(view, DICE)
+    assert kept.text(view, POKER) == "".join(record(view, POKER)) != "".join(record(view, DICE))
