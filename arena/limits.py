@@ -116,6 +116,10 @@ class Limiter:
         self.retries = 0
         self._started: deque[float] = deque()
         self._tokens: deque[tuple[float, int]] = deque()
+        self._tokens_used = 0
+        """The sum of ``_tokens``' counts, kept as they come and go: the window of a busy
+        league holds thousands of replies, and summing them under the lock on every
+        request cost 0.3 ms a call at 20,000."""
         self._changed = threading.Condition()
 
     @contextmanager
@@ -145,23 +149,26 @@ class Limiter:
     def _used(self, tokens: int) -> None:
         with self._changed:
             self._tokens.append((self.clock(), tokens))
+            self._tokens_used += tokens
 
     def _wait(self) -> float:
-        """Seconds until a request may start (0: now); caller holds the condition."""
+        """Seconds until a request may start (0: now); caller holds the condition. O(1) a
+        call, amortized: each start and each reply leaves its window once."""
         now, limits = self.clock(), self.limits
-        while self._started and self._started[0] <= now - WINDOW:
-            self._started.popleft()
-        while self._tokens and self._tokens[0][0] <= now - WINDOW:
-            self._tokens.popleft()
-        waits = [self.paused.until() - time.time()]
+        gone = now - WINDOW
+        started, tokens = self._started, self._tokens
+        while started and started[0] <= gone:
+            started.popleft()
+        while tokens and tokens[0][0] <= gone:
+            self._tokens_used -= tokens.popleft()[1]
+        wait = self.paused.until() - time.time()
         if limits.max_in_flight is not None and self.in_flight >= limits.max_in_flight:
-            waits.append(0.05)  # until a slot frees: notify_all wakes us sooner
-        if limits.requests_per_minute and len(self._started) >= limits.requests_per_minute:
-            waits.append(self._started[0] + WINDOW - now)
-        used = sum(n for _, n in self._tokens)
-        if limits.tokens_per_minute and used >= limits.tokens_per_minute:
-            waits.append(self._tokens[0][0] + WINDOW - now)
-        return max(waits)
+            wait = max(wait, 0.05)  # until a slot frees: notify_all wakes us sooner
+        if limits.requests_per_minute and len(started) >= limits.requests_per_minute:
+            wait = max(wait, started[0] + WINDOW - now)
+        if limits.tokens_per_minute and self._tokens_used >= limits.tokens_per_minute:
+            wait = max(wait, tokens[0][0] + WINDOW - now)
+        return wait
 
 
 LIMITER = Limiter()
