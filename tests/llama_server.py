@@ -27,6 +27,18 @@ The chat format is the GGUF's own template (``chat_template.default``) unless
 The server runs under this interpreter, or the one ``ARENA_LLAMA_SERVER_PYTHON`` names (it
 is another program: ``tox -e min`` runs the arena at its lowest releases against the
 server the newest run compiled).
+
+llama.cpp's own ``llama-server`` (:func:`native_llama_server`), built from the sources
+vendored in the same sdist, answers otherwise (seen from this model):
+
+- with ``--jinja`` (its default): a named ``tool_choice`` is **ignored**, with only a line
+  in its own log (``Wrong type supplied for parameter 'tool_choice', using default value:
+  ... type must be string, but is object``): the reply is the model's text, no tool call
+  (``auto`` and ``required`` too, as this model writes no ``<tool_call>`` block).
+  ``response_format`` ``json_schema`` is taken and held to the schema by a grammar.
+- with ``--no-jinja``: any request with ``tools`` is a **500**, ``tools param requires
+  --jinja flag``; ``json_schema`` is still taken (200, grammar-constrained).
+- ``max_tokens`` and ``max_completion_tokens`` both cap the reply.
 """
 
 from __future__ import annotations
@@ -36,6 +48,7 @@ import http.client
 import importlib.util
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -194,14 +207,22 @@ def llama_server(
     env: dict[str, str] | None = None,
     startup: float = 120.0,
 ) -> Iterator[LlamaServer]:
-    """Start the server on a free loopback port, wait until it lists its model, yield it,
-    stop it. A server that exits or does not answer within ``startup`` seconds fails with
-    its stderr."""
+    """llama-cpp-python's server on a free loopback port, serving ``model``: started, waited
+    for until it lists its model, yielded, stopped. A server that exits or does not answer
+    within ``startup`` seconds fails with its stderr."""
     port = free_port()
-    stderr_path = log_dir / f"llama_server_{port}.err"
+    with _serving(server_command(model, port, chat_format), port, log_dir, env, startup) as up:
+        yield up
+
+
+@contextlib.contextmanager
+def _serving(
+    command: list[str], port: int, log_dir: Path, env: dict[str, str] | None, startup: float
+) -> Iterator[LlamaServer]:
+    stderr_path = log_dir / f"{Path(command[0]).name}_{port}.err"
     with stderr_path.open("wb") as stderr:
         process = subprocess.Popen(
-            server_command(model, port, chat_format),
+            command,
             stdin=subprocess.DEVNULL,
             stdout=stderr,
             stderr=subprocess.STDOUT,
@@ -215,16 +236,77 @@ def llama_server(
             if status == 200:
                 break
             if not server.alive() or time.monotonic() > deadline:
-                raise RuntimeError(f"llama_cpp.server did not start: {server.why()}")
+                raise RuntimeError(f"the server did not start: {server.why()}")
             time.sleep(0.2)
         yield server
     finally:
-        process.terminate()
+        process.terminate()  # uvicorn waits for a request still generating: not for long
         try:
-            process.wait(timeout=20)
+            process.wait(timeout=10)
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+# --- llama.cpp's own llama-server -------------------------------------------------------
+
+SERVER_BIN = "ARENA_LLAMA_SERVER_BIN"
+"""The ``llama-server`` binary to run (else ``llama-server`` on ``PATH``). ``.ci/run`` builds
+it from the llama.cpp sources vendored in the same llama-cpp-python sdist."""
+BUILD = (
+    "build llama-server from the llama.cpp vendored in llama-cpp-python's sdist (.ci/run does) "
+    f"and name it in {SERVER_BIN}"
+)
+
+
+def llama_server_bin() -> str | None:
+    return os.environ.get(SERVER_BIN) or shutil.which("llama-server")
+
+
+def missing_llama_server() -> str | None:
+    """Why llama.cpp's ``llama-server`` cannot run here, in one line; ``None`` when it can."""
+    if importlib.util.find_spec("gguf") is None:
+        return f"the real llama-server tests need gguf: {INSTALL}"
+    binary = llama_server_bin()
+    if binary is None:
+        return f"llama-server not found: {BUILD}"
+    if not os.access(binary, os.X_OK):
+        return f"{binary} is not an executable: {BUILD}"
+    return None
+
+
+def llama_server_command(model: Path, port: int, jinja: bool) -> list[str]:
+    """llama-server on loopback, one slot, one thread, offline, with or without its Jinja
+    chat templates (without: no tools at all)."""
+    return [
+        str(llama_server_bin()),
+        "--model", str(model),
+        "--alias", MODEL,
+        "--host", "127.0.0.1",
+        "--port", str(port),
+        "--ctx-size", "32768",
+        "--parallel", "1",
+        "--threads", "1",
+        "--threads-http", "1",
+        "--seed", "1",
+        "--offline",
+        "--no-webui",
+        "--jinja" if jinja else "--no-jinja",
+    ]  # fmt: skip
+
+
+@contextlib.contextmanager
+def native_llama_server(
+    model: Path,
+    log_dir: Path,
+    jinja: bool = True,
+    env: dict[str, str] | None = None,
+    startup: float = 120.0,
+) -> Iterator[LlamaServer]:
+    """llama.cpp's ``llama-server`` on a free loopback port, as :func:`llama_server`."""
+    port = free_port()
+    with _serving(llama_server_command(model, port, jinja), port, log_dir, env, startup) as up:
+        yield up
 
 
 # --- whose sockets go where --------------------------------------------------------------

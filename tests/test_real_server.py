@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 from llama_server import MODEL, llama_server, missing, quiet_env, socket_audit, sockets_named
-from tiny_gguf import CHALLENGE, OPEN, write_tiny_model
+from tiny_gguf import CHALLENGE, OPEN, write_babbling_model, write_tiny_model
 
 from arena.rules import TableRules
 from arena_plugins.dice import DICE
@@ -161,6 +161,29 @@ def test_a_seat_beside_scripted_seats_plays_every_turn_it_is_asked(server, tmp_p
     assert own and all(r["fallback"] is False for r in own), stderr
     assert results["seats"][0]["faults"] == 0
     assert not [r for r in records if r["type"] == "fault"]
+
+
+def test_a_model_that_never_stops_costs_a_decision_at_most_its_deadline(tmp_path):
+    """Issue 37: a model that does not stop (its ``act`` notes go on to the server's cap,
+    which takes this server about 25 s at the seat's default 8,192 tokens) is rule 11's
+    failure naming the seat's ``deadline=``, once per decision, never a fault. The server
+    goes on generating for a request the seat gave up on, so the next ask waits behind it
+    and meets the same deadline."""
+    model = write_babbling_model(tmp_path / "babbling.gguf")
+    with llama_server(model, tmp_path) as server:
+        seats = [server.seat("honest", deadline=3), "bayes", "bayes", "bayes"]
+        results, records, elapsed, stderr = play(server, tmp_path / "a.jsonl", seats, 2, 7)
+        assert server.alive(), server.why()
+    asked = results["seats"][0]["decisions"]
+    assert asked >= 1 and results["seats"][0]["faults"] == 0
+    assert not [r for r in records if r["type"] == "fault"], stderr
+    rejected = [r for r in records if r["type"] == "rejected"]
+    assert rejected and {r["slot"] for r in rejected} == {0}
+    assert {r["reason"] for r in rejected} == {"no reply within the decision's 3 s deadline"}
+    assert all(r["fallback"] is True for r in decisions(records) if r["slot"] == 0)
+    # Each decision cost its deadline at most (rule 11's second ask shares the first's),
+    # with the CLI's start-up and the scripted seats on top.
+    assert elapsed < 3 * asked + 20, elapsed
 
 
 # --- what the server does with each request shape -----------------------------------------

@@ -58,6 +58,9 @@ OPEN = ('{"action": "bid", ', '"quantity": 1, "face": 1}')
 (Two, because llama-cpp-python detokenizes into 32 bytes a token and drops a longer one.)"""
 CHALLENGE = '{"action": "challenge"}'
 """The reply when a bid stands: a challenge, which is legal then."""
+BABBLE = ('{"action": "challenge", ', '"notes": "', "a")
+"""What the babbling model (:func:`write_babbling_model`) writes: an action whose notes never
+end, ``a`` after ``a`` (a string any JSON grammar lets go on), until the server's cap."""
 
 BOS, EOS = "<s>", "<|im_end|>"
 CHAT_TEMPLATE = (
@@ -89,7 +92,7 @@ def vocabulary() -> list[tuple[str, int]]:
     tokens += [(chr(code), _NORMAL) for code in range(0x21, 0x7F)]
     tokens += [("\u2581", _NORMAL)]  # sentencepiece's space
     tokens += [("<|im_start|>", _CONTROL), (EOS, _CONTROL), (MARKER, _USER_DEFINED)]
-    tokens += [(_piece(text), _NORMAL) for text in (*OPEN, CHALLENGE)]
+    tokens += [(_piece(text), _NORMAL) for text in (*OPEN, CHALLENGE, *BABBLE[:2])]
     return tokens
 
 
@@ -98,12 +101,13 @@ def _piece(text: str) -> str:
     return text.replace(" ", "\u2581")
 
 
-def _weights(tokens: list[tuple[str, int]]) -> dict[str, np.ndarray]:
+def _weights(tokens: list[tuple[str, int]], babble: bool) -> dict[str, np.ndarray]:
     """Every tensor, in numpy's (out, in) layout, as llama.cpp's converters write them."""
     rng = np.random.default_rng(SEED)
     ids = {text: i for i, (text, _) in enumerate(tokens)}
     marker, eos = ids[MARKER], ids[EOS]
     first, second, challenge = (ids[_piece(text)] for text in (*OPEN, CHALLENGE))
+    opens, notes, more = (ids[_piece(text)] for text in BABBLE)
     n_vocab = len(tokens)
 
     def noise(*shape: int, scale: float = 0.01) -> np.ndarray:
@@ -112,12 +116,16 @@ def _weights(tokens: list[tuple[str, int]]) -> dict[str, np.ndarray]:
     # The residual stream's planted dimensions: every token embeds as 1 on CONST and 1 on
     # exactly one of MARK/REPLY/OTHER/HALF (so all have the same norm); FLAG is written by
     # the marker head.
-    const, mark, reply, other, flag, half = 0, 1, 2, 3, 4, 5
+    # The babbling model's: OPENS after its first token, NOTES inside its notes.
+    const, mark, reply, other, flag, half, opened, inside = 0, 1, 2, 3, 4, 5, 6, 7
     embed = noise(n_vocab, N_EMBD)
     embed[:, :8] = 0
     embed[:, const] = 1
     embed[:, other] = 1
-    for token, dim in ((marker, mark), (first, half), (second, reply), (challenge, reply)):
+    planted = [(marker, mark), (first, half), (second, reply), (challenge, reply)]
+    if babble:
+        planted += [(opens, opened), (notes, inside), (more, inside)]
+    for token, dim in planted:
         embed[token, other] = 0
         embed[token, dim] = 1
 
@@ -165,6 +173,13 @@ def _weights(tokens: list[tuple[str, int]]) -> dict[str, np.ndarray]:
     out[first, columns] = [1.0, -6.0, 4.0, -6.0]
     out[second, columns] = [-4.0, -6.0, 0.0, 8.0]
     out[eos, columns] = [0.0, 8.0, 0.0, -6.0]
+    if babble:  # the first babbling token, then the notes' opening, then `a` for ever
+        out[[challenge, first, second, eos], const] = -2.0
+        out[[challenge, first, second, eos], 1:8] = 0
+        columns = [const, opened, inside]
+        out[opens, columns] = [3.0, -6.0, -6.0]
+        out[notes, columns] = [-4.0, 10.0, -6.0]
+        out[more, columns] = [-4.0, -6.0, 10.0]
     tensors["output.weight"] = out
     return tensors
 
@@ -172,12 +187,22 @@ def _weights(tokens: list[tuple[str, int]]) -> dict[str, np.ndarray]:
 def write_tiny_model(path: str | os.PathLike[str]) -> Path:
     """Write the model to ``path`` (replacing it) and return the path; the bytes depend on
     nothing but this module (and the ``gguf`` package's format)."""
+    return _write(Path(path), babble=False)
+
+
+def write_babbling_model(path: str | os.PathLike[str]) -> Path:
+    """The same model, but one that never stops: it writes :data:`BABBLE` (an ``act``
+    whose notes go on for ever, within any grammar the server holds it to) until the
+    server's output cap, for the tests of a decision's deadline."""
+    return _write(Path(path), babble=True)
+
+
+def _write(path: Path, babble: bool) -> Path:
     import gguf
 
-    path = Path(path)
     tokens = vocabulary()
     writer = gguf.GGUFWriter(str(path), "llama")
-    writer.add_name("liars-arena tiny test model")
+    writer.add_name("liars-arena tiny test model" + (", babbling" if babble else ""))
     writer.add_context_length(CONTEXT)
     writer.add_embedding_length(N_EMBD)
     writer.add_block_count(N_LAYER)
@@ -200,7 +225,7 @@ def write_tiny_model(path: str | os.PathLike[str]) -> Path:
     writer.add_add_eos_token(False)
     writer.add_add_space_prefix(False)
     writer.add_chat_template(CHAT_TEMPLATE)
-    for name, tensor in _weights(tokens).items():
+    for name, tensor in _weights(tokens, babble).items():
         writer.add_tensor(name, np.ascontiguousarray(tensor, dtype=np.float32))
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
