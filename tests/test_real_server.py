@@ -186,6 +186,23 @@ def test_a_model_that_never_stops_costs_a_decision_at_most_its_deadline(tmp_path
     assert elapsed < 3 * asked + 20, elapsed
 
 
+def test_the_output_cap_reaches_the_server_in_the_field_it_honours(tmp_path):
+    """The seat's ``max_tokens=`` goes to llama-cpp-python as ``max_tokens`` (it ignores
+    ``max_completion_tokens``): a model that never stops writes exactly the cap, each call,
+    and the seat's turn is rule 11's, never a fault."""
+    model = write_babbling_model(tmp_path / "babbling.gguf")
+    with llama_server(model, tmp_path) as server:
+        seats = [server.seat("honest", max_tokens=40), "bayes", "bayes", "bayes"]
+        _, records, _, stderr = play(server, tmp_path / "a.jsonl", seats, 2, 7)
+        assert server.alive(), server.why()
+    calls = [r for r in records if r["type"] == "usage" and r["slot"] == 0]
+    assert calls and {r["outputTokens"] for r in calls} == {40}
+    assert not [r for r in records if r["type"] == "fault"], stderr
+    rejected = [r for r in records if r["type"] == "rejected"]
+    assert rejected and all('"notes": "aaaa' in r["reply"] for r in rejected)
+    assert all(r["fallback"] is True for r in decisions(records) if r["slot"] == 0)
+
+
 # --- what the server does with each request shape -----------------------------------------
 
 
