@@ -58,6 +58,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+import pytest
 
 INSTALL = "pip install 'llama-cpp-python[server]' gguf (or: pip install -e '.[test,realserver]')"
 MODEL = "tiny"
@@ -83,6 +84,16 @@ the server the newest run compiled, whose fastapi would lift starlette's)."""
 
 def server_python() -> str:
     return os.environ.get(SERVER_PYTHON) or sys.executable
+
+
+def needed(why_missing: str | None, what: str) -> None:
+    """Skip the calling test module, in one line, when ``why_missing`` says its server
+    cannot run here; fail it instead where CI must run it (``ARENA_REALSERVER_REQUIRED=1``)."""
+    if why_missing is None:
+        return
+    if os.environ.get("ARENA_REALSERVER_REQUIRED") == "1":
+        pytest.fail(f"{what} cannot run: {why_missing}", pytrace=False)
+    pytest.skip(why_missing, allow_module_level=True)
 
 
 def missing() -> str | None:

@@ -15,7 +15,6 @@ may run under another interpreter, ``ARENA_LLAMA_SERVER_PYTHON`` (``tox -e min``
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -23,7 +22,15 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from llama_server import MODEL, llama_server, missing, quiet_env, socket_audit, sockets_named
+from llama_server import (
+    MODEL,
+    llama_server,
+    missing,
+    needed,
+    quiet_env,
+    socket_audit,
+    sockets_named,
+)
 from tiny_gguf import CHALLENGE, OPEN, write_babbling_model, write_tiny_model
 
 from arena.rules import TableRules
@@ -31,11 +38,7 @@ from arena_plugins.dice import DICE
 from arena_plugins.model_seat.action import act_schema as seat_schema
 from arena_plugins.poker import POKER
 
-MISSING = missing()
-if MISSING is not None:
-    if os.environ.get("ARENA_REALSERVER_REQUIRED") == "1":
-        pytest.fail(f"the real-server tests cannot run: {MISSING}", pytrace=False)
-    pytest.skip(MISSING, allow_module_level=True)
+needed(missing(), "the real-server tests")
 
 pytestmark = [pytest.mark.realserver, pytest.mark.slow]
 

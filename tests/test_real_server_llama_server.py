@@ -16,20 +16,15 @@ failure instead.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from llama_server import MODEL, missing_llama_server, native_llama_server, quiet_env
+from llama_server import MODEL, missing_llama_server, native_llama_server, needed, quiet_env
 from tiny_gguf import CHALLENGE, OPEN, write_tiny_model
 
-MISSING = missing_llama_server()
-if MISSING is not None:
-    if os.environ.get("ARENA_REALSERVER_REQUIRED") == "1":
-        pytest.fail(f"the llama-server tests cannot run: {MISSING}", pytrace=False)
-    pytest.skip(MISSING, allow_module_level=True)
+needed(missing_llama_server(), "the llama-server tests")
 
 pytestmark = [pytest.mark.realserver, pytest.mark.slow]
 
