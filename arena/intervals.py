@@ -1,0 +1,81 @@
+"""Confidence intervals over independent clusters (tables, episodes), drawn without resampling.
+
+Two methods, both a Student t-interval on G independent clusters (G - 1 degrees of
+freedom), so a figure pooled over a league says how sure it is by the same rule as the
+standings (``docs/league.md``):
+
+- :func:`ratio_t`, for a figure that is a sum over clusters divided by a sum: the
+  ratio estimator R = sum(y_g) / sum(x_g), with residuals e_g = y_g - R x_g and
+  standard error sqrt(G / (G - 1) * sum(e_g^2)) / sum(x_g) (the linearised, or
+  "cluster-robust", variance of a ratio). A cluster with x_g = 0 holds no data.
+- :func:`jackknife_t`, for any other figure of pooled sums (a calibration gap, a
+  slope): the delete-one jackknife over clusters, standard error
+  sqrt((G - 1) / G * sum((theta_(-g) - mean)^2)).
+
+Each returns ``None`` for the interval when it cannot be drawn (under two clusters, or a
+figure undefined once a cluster is left out): never a NaN or an infinity. Whether the
+interval covers as claimed is measured, not assumed: ``bench/coverage.py`` for the
+standings, ``bench/calibrate_decisions.py`` for the decision read-out.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+import numpy as np
+
+ALPHA = 0.05
+"""Two-sided: 95% intervals unless a caller says otherwise."""
+
+
+def t_quantile(clusters: int, alpha: float = ALPHA) -> float:
+    """Student's t at ``1 - alpha / 2`` with ``clusters - 1`` degrees of freedom."""
+    from scipy import stats  # only a command that draws an interval pays scipy's import
+
+    return float(stats.t.ppf(1 - alpha / 2, clusters - 1))
+
+
+def ratio_t(
+    numerators: Sequence[float], denominators: Sequence[float], alpha: float = ALPHA
+) -> tuple[float | None, tuple[float, float] | None, int]:
+    """sum(numerators) / sum(denominators), its ``1 - alpha`` t-interval, and how many
+    clusters held data (``denominators > 0``). The estimate is ``None`` with no data."""
+    y = np.asarray(numerators, dtype=float)
+    x = np.asarray(denominators, dtype=float)
+    present = x > 0
+    clusters = int(present.sum())
+    total = float(x.sum())
+    if total <= 0:
+        return None, None, clusters
+    ratio = float(y.sum()) / total
+    if clusters < 2:
+        return ratio, None, clusters
+    residual = (y - ratio * x)[present]
+    spread = math.sqrt(clusters / (clusters - 1) * float((residual**2).sum()))
+    half = t_quantile(clusters, alpha) * spread / total
+    return ratio, (ratio - half, ratio + half), clusters
+
+
+def jackknife_t(
+    statistic: Callable[[np.ndarray], float | None], parts: np.ndarray, alpha: float = ALPHA
+) -> tuple[float | None, tuple[float, float] | None]:
+    """``statistic`` of the pooled sums and its ``1 - alpha`` delete-one jackknife t-interval.
+
+    ``parts[g]`` is cluster g's additive tallies (any shape), so the pool is their sum
+    and leaving cluster g out is the sum less ``parts[g]``: G + 1 evaluations, not G^2.
+    The interval is ``None`` under two clusters, or when ``statistic`` is undefined
+    (``None``) once some cluster is left out: then no spread can be measured.
+    """
+    parts = np.asarray(parts, dtype=float)
+    total = parts.sum(axis=0)
+    whole = statistic(total)
+    if whole is None or len(parts) < 2:
+        return whole, None
+    left_out = [statistic(total - part) for part in parts]
+    if any(value is None for value in left_out):
+        return whole, None
+    values = np.asarray(left_out, dtype=float)
+    n = len(values)
+    spread = math.sqrt((n - 1) / n * float(((values - values.mean()) ** 2).sum()))
+    half = t_quantile(n, alpha) * spread
+    return whole, (whole - half, whole + half)

@@ -1,0 +1,408 @@
+"""The decision read-out: how each seat bids and challenges, judged against the exact odds.
+
+A league says who wins; this says why. Every figure is a pure function of the
+full-information log (like the soft-play audit), worked out from the exact chance of
+each bid from the decider's own hand (:mod:`arena.grading`), and lands in
+``results.audit["decisions"]``; pooled over episodes (a league, ``arena audit A B``) it
+is per entrant (seat spec), each figure with a 95% interval that names its method.
+
+A seat's own decisions are its bids and the challenges it chose (a forced challenge,
+rule 8, is the table's); a rule-11 fallback move counts as the seat's, as the audit counts
+it (``fallbacks`` says how many). ``p`` is a bid's exact chance from the deciding seat's
+own hand; a *facing* is a decision with another seat's bid standing.
+
+The figures, each ``numerator / denominator`` over the seat's decisions:
+
+- ``bidChance`` = sum(p of its own bids) / bids: how likely its bids are, to itself;
+- ``bluffRate`` = false bids / bids (false when made: fewer of the face on the table);
+- ``heldFace`` = bids on a face its own hand counts (by the mode's rule) / bids;
+- ``overreach`` = sum(quantity - own count - unseen * P(face)) / bids: how far its bids
+  sit above what its own hand supports, in symbols;
+- ``challengeRate`` = challenges / facings;
+- ``challengeAccuracy`` = challenges won / challenges;
+- ``againstHand`` = challenges of a bid with p >= 1/2 / challenges (its own hand argued
+  against them; ``againstCertain`` counts those with the bid certain);
+- ``missedCatches`` = raises facing a bid with p < 1/2 / facings with p < 1/2 (challenging
+  was worth 1 - 2p > 0 by its own hand);
+- ``forgonePerFacing`` = sum(1 - 2p over missed catches) / facings: expected points
+  forgone per facing (the soft-play ``expLoss``, over all opponents together);
+
+and three that are not a ratio of sums:
+
+- ``calibrationGap`` = sum over the 10 bins of p (0-0.1, ..., 0.9-1) of
+  |true bids - sum(p)| / bids: the bid-weighted mean absolute gap between how often its
+  bids were true and how likely its own hand made them. Truth depends only on hands it
+  cannot see, so a seat that reads nothing from the table has a gap near 0 whatever it
+  bids; a gap says its bids were true more (or less) often than its own dice explain;
+- ``followsBluffs``: the per-opponent record rulebook play keeps. Over opponents b, the
+  least-squares slope, weighted by facings, of its challenge rate against b on b's bluff
+  rate: how many more challenges per facing for each unit of an opponent's bluffing.
+  Undefined unless two opponents it faced differ in bluff rate;
+- ``targeting``: Cramér's V of challenged-or-not by opponent, sqrt(chi^2 / facings):
+  0 when it challenges every opponent alike, 1 when it challenges only one.
+
+Grades count each decision's grade (:mod:`arena.grading`).
+
+Talk is not read: whether one seat's talk moves the next seat's challenges is confounded
+with the bid the talk came with (the same bid with or without talk is rare), so a crude
+figure would mostly measure the bids. See ``docs/decisions.md``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from arena import hookimpl
+from arena.audit import per_log
+from arena.grading import GRADES, judge
+from arena.intervals import jackknife_t, ratio_t
+
+SECTION = "decisions"
+
+BINS = 10
+"""Calibration bins by a bid's own chance: [0, 0.1), [0.1, 0.2), ..., [0.9, 1]."""
+
+COUNTS = (
+    "decisions",
+    "fallbacks",
+    "bids",
+    "chanceSum",
+    "falseBids",
+    "heldFaceBids",
+    "overreachSum",
+    "facings",
+    "challenges",
+    "challengesWon",
+    "againstHand",
+    "againstCertain",
+    "catchable",
+    "missedCatches",
+    "forgoneSum",
+)
+"""A seat's additive tallies, in the order of its row: every ratio figure reads two."""
+_AT = {name: i for i, name in enumerate(COUNTS)}
+
+RATIOS = {
+    "bidChance": ("chanceSum", "bids"),
+    "bluffRate": ("falseBids", "bids"),
+    "heldFace": ("heldFaceBids", "bids"),
+    "overreach": ("overreachSum", "bids"),
+    "challengeRate": ("challenges", "facings"),
+    "challengeAccuracy": ("challengesWon", "challenges"),
+    "againstHand": ("againstHand", "challenges"),
+    "missedCatches": ("missedCatches", "catchable"),
+    "forgonePerFacing": ("forgoneSum", "facings"),
+}
+"""Each ratio figure's (numerator, denominator) tally."""
+
+FIGURES = (*RATIOS, "calibrationGap", "followsBluffs", "targeting")
+"""Every figure, in the order tables show them."""
+
+UNBOUNDED = ("overreach", "followsBluffs")
+"""The figures that are not a share between 0 and 1: every other interval is clipped to
+[0, 1], the range its figure can take."""
+
+RATIO_T, JACKKNIFE_T = "ratio-t", "jackknife-t"
+METHOD = (
+    "95% intervals over episodes as independent clusters: ratio figures by the ratio"
+    " estimator's t-interval (ratio-t); calibrationGap, followsBluffs and targeting by the"
+    " delete-one jackknife's t-interval (jackknife-t); none under two episodes"
+)
+
+OPPONENT = ("faced", "challenged", "bids", "falseBids")
+"""Per opponent: the seat's facings of it and challenges of it, and its own bids and false
+bids (the record ``followsBluffs`` reads)."""
+
+
+def _bin(p: float) -> int:
+    return min(BINS - 1, int(p * BINS))
+
+
+def _tally(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """One pass over the log: each slot's tallies, calibration bins, grades and facings by
+    opponent (the section before its figures)."""
+    seats = len(records[0]["seats"])
+    counts = np.zeros((seats, len(COUNTS)))
+    bins = np.zeros((seats, BINS, 3))
+    grades = np.zeros((seats, len(GRADES)), dtype=int)
+    faced = np.zeros((seats, seats), dtype=int)
+    challenged = np.zeros((seats, seats), dtype=int)
+    for decision in judge(records):
+        row, slot = counts[decision.slot], decision.slot
+        row[_AT["decisions"]] += 1
+        row[_AT["fallbacks"]] += decision.fallback
+        if decision.grade is not None:
+            grades[slot, GRADES.index(decision.grade)] += 1
+        p = decision.standing_p
+        if p is not None:
+            row[_AT["facings"]] += 1
+            faced[slot, decision.bidder] += 1
+            if p < 0.5:
+                row[_AT["catchable"]] += 1
+        if decision.kind == "challenge":
+            challenged[slot, decision.bidder] += 1
+            row[_AT["challenges"]] += 1
+            row[_AT["challengesWon"]] += decision.won
+            row[_AT["againstHand"]] += p >= 0.5
+            row[_AT["againstCertain"]] += decision.standing_need <= 0
+            continue
+        if p is not None and p < 0.5:
+            row[_AT["missedCatches"]] += 1
+            row[_AT["forgoneSum"]] += decision.loss
+        row[_AT["bids"]] += 1
+        row[_AT["chanceSum"]] += decision.bid_p
+        row[_AT["falseBids"]] += not decision.true
+        row[_AT["heldFaceBids"]] += decision.held
+        row[_AT["overreachSum"]] += decision.overreach
+        bins[slot, _bin(decision.bid_p)] += (1, decision.bid_p, decision.true)
+    return {
+        "counts": counts,
+        "bins": bins,
+        "grades": grades,
+        "faced": faced,
+        "challenged": challenged,
+    }
+
+
+tally = per_log(_tally)
+"""The tallies of one log, made once however many reporters ask for them."""
+
+
+def ratio(totals: np.ndarray, figure: str) -> float | None:
+    """A ratio figure of a seat's summed tallies (a :data:`COUNTS` row); ``None`` with no
+    denominator."""
+    numerator, denominator = RATIOS[figure]
+    below = totals[_AT[denominator]]
+    return float(totals[_AT[numerator]] / below) if below > 0 else None
+
+
+def calibration_gap(bins: np.ndarray) -> float | None:
+    """sum over bins of |true bids - sum(p)| / bids; ``bins`` rows are (bids, sum p, true)."""
+    bids = bins[:, 0].sum()
+    if bids <= 0:
+        return None
+    return float(np.abs(bins[:, 2] - bins[:, 1]).sum() / bids)
+
+
+def follows_bluffs(opponents: np.ndarray) -> float | None:
+    """The facing-weighted least-squares slope of challenge rate on bluff rate, over the
+    opponents (rows of :data:`OPPONENT`) the seat faced and that bid at least once."""
+    faced, challenged, bids, false = opponents.T
+    seen = (faced > 0) & (bids > 0)
+    if seen.sum() < 2:
+        return None
+    w, x, y = faced[seen], false[seen] / bids[seen], challenged[seen] / faced[seen]
+    x_mean, y_mean = np.average(x, weights=w), np.average(y, weights=w)
+    spread = float((w * (x - x_mean) ** 2).sum())
+    if spread <= 1e-12 * float(w.sum()):
+        return None
+    return float((w * (x - x_mean) * (y - y_mean)).sum() / spread)
+
+
+def targeting(opponents: np.ndarray) -> float | None:
+    """Cramér's V of challenged-or-not by opponent: sqrt(chi^2 / facings), over the
+    opponents faced; undefined under two of them, or when the seat challenged none of its
+    facings or all of them (no rate to compare)."""
+    faced, challenged = opponents[:, 0], opponents[:, 1]
+    seen = faced > 0
+    total, hits = float(faced.sum()), float(challenged.sum())
+    if seen.sum() < 2 or hits <= 0 or hits >= total:
+        return None
+    rate = hits / total
+    n, k = faced[seen], challenged[seen]
+    chi2 = float((((k - n * rate) ** 2) / (n * rate * (1 - rate))).sum())
+    return math.sqrt(min(1.0, chi2 / total))
+
+
+def _opponents(faced: np.ndarray, challenged: np.ndarray, counts: np.ndarray, slot: int):
+    """Slot ``slot``'s :data:`OPPONENT` rows over the other slots of one episode."""
+    others = [b for b in range(len(faced)) if b != slot]
+    return np.array(
+        [
+            (
+                faced[slot, b],
+                challenged[slot, b],
+                counts[b, _AT["bids"]],
+                counts[b, _AT["falseBids"]],
+            )
+            for b in others
+        ],
+        dtype=float,
+    )
+
+
+def figures(totals: np.ndarray, bins: np.ndarray, opponents: np.ndarray) -> dict[str, Any]:
+    """Every figure of one seat (or one entrant's pooled tallies), by name."""
+    return {
+        **{name: ratio(totals, name) for name in RATIOS},
+        "calibrationGap": calibration_gap(bins),
+        "followsBluffs": follows_bluffs(opponents),
+        "targeting": targeting(opponents),
+    }
+
+
+def section(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """``results.audit["decisions"]``: each slot's tallies, calibration, grades, facings
+    by opponent and figures."""
+    made = tally(records)
+    counts, bins = made["counts"], made["bins"]
+    seats = []
+    for slot, row in enumerate(counts):
+        opponents = _opponents(made["faced"], made["challenged"], counts, slot)
+        seats.append(
+            {
+                **{name: _number(value) for name, value in zip(COUNTS, row, strict=True)},
+                "calibration": [[_number(v) for v in entry] for entry in bins[slot]],
+                "grades": dict(zip(GRADES, map(int, made["grades"][slot]), strict=True)),
+                "faced": [int(n) for n in made["faced"][slot]],
+                "challenged": [int(n) for n in made["challenged"][slot]],
+                "figures": figures(row, bins[slot], opponents),
+            }
+        )
+    return {"seats": seats}
+
+
+def _number(value: float) -> int | float:
+    """A tally as JSON: whole counts as integers, sums of chances as they are."""
+    return int(value) if float(value).is_integer() else float(value)
+
+
+# --- pooled over episodes ---------------------------------------------------------
+
+
+def pool(episodes: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Per entrant (seat spec), over episodes' results: pooled figures with 95% intervals.
+
+    Each episode is one cluster: an entrant seated twice at a table adds both seats'
+    tallies into that episode's cluster. An opponent is an entrant too, so ``followsBluffs``
+    reads each opponent entrant's bluff rate over the same episodes.
+    """
+    read = [_episode(index, results) for index, results in enumerate(episodes)]
+    names = sorted({policy for policies, _ in read for policy in policies})
+    at = {name: i for i, name in enumerate(names)}
+    clusters: dict[str, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = defaultdict(list)
+    for policies, seats in read:
+        bids = np.zeros(len(names))
+        false = np.zeros(len(names))
+        for policy, seat in zip(policies, seats, strict=True):
+            bids[at[policy]] += seat["bids"]
+            false[at[policy]] += seat["falseBids"]
+        mine: dict[str, list] = {}
+        for slot, (policy, seat) in enumerate(zip(policies, seats, strict=True)):
+            opponents = np.zeros((len(names), len(OPPONENT)))
+            for b, other in enumerate(policies):
+                if b != slot:
+                    opponents[at[other], 0] += seat["faced"][b]
+                    opponents[at[other], 1] += seat["challenged"][b]
+            opponents[:, 2], opponents[:, 3] = bids, false
+            part = (
+                np.array([seat[name] for name in COUNTS], dtype=float),
+                np.array(seat["calibration"], dtype=float),
+                opponents,
+                np.array([seat["grades"][grade] for grade in GRADES], dtype=float),
+            )
+            if policy in mine:
+                mine[policy] = [a + b for a, b in zip(mine[policy], part, strict=True)]
+            else:
+                mine[policy] = list(part)
+        for policy, part in mine.items():
+            # an opponent's record counts once per episode, however many seats the entrant had
+            part[2][:, 2:] = np.stack([bids, false], axis=1)
+            clusters[policy].append(tuple(part))
+    return {
+        "method": METHOD,
+        "entrants": {name: _entrant(clusters[name], names) for name in names},
+    }
+
+
+def _entrant(parts: list[tuple], names: list[str]) -> dict[str, Any]:
+    """One entrant's pooled section from its clusters (one per episode it played)."""
+    counts = np.stack([part[0] for part in parts])
+    bins = np.stack([part[1] for part in parts])
+    opponents = np.stack([part[2] for part in parts])
+    grades = np.stack([part[3] for part in parts]).sum(axis=0)
+    found = {}
+    for figure, (numerator, denominator) in RATIOS.items():
+        value, ci, _ = ratio_t(counts[:, _AT[numerator]], counts[:, _AT[denominator]])
+        found[figure] = _interval(figure, value, ci, RATIO_T, counts[:, _AT[denominator]].sum())
+    bids = counts[:, _AT["bids"]].sum()
+    facings = counts[:, _AT["facings"]].sum()
+    for figure, statistic, parts_of, n in (
+        ("calibrationGap", calibration_gap, bins, bids),
+        ("followsBluffs", follows_bluffs, opponents, facings),
+        ("targeting", targeting, opponents, facings),
+    ):
+        value, ci = jackknife_t(statistic, parts_of)
+        found[figure] = _interval(figure, value, ci, JACKKNIFE_T, n)
+    total_bins = bins.sum(axis=0)
+    total_opponents = opponents.sum(axis=0)
+    episodes = len(parts)
+    return {
+        "episodes": episodes,
+        "totals": {k: _number(v) for k, v in zip(COUNTS, counts.sum(axis=0), strict=True)},
+        "figures": found,
+        "calibration": [
+            {
+                "low": b / BINS,
+                "high": (b + 1) / BINS,
+                "bids": int(n),
+                "meanChance": chance / n if n else None,
+                "trueRate": true / n if n else None,
+            }
+            for b, (n, chance, true) in enumerate(total_bins)
+        ],
+        "grades": {
+            **dict(zip(GRADES, map(int, grades), strict=True)),
+            "decisions": int(counts[:, _AT["decisions"]].sum()),
+        },
+        "opponents": {
+            other: {
+                "faced": int(faced),
+                "challenged": int(hit),
+                "challengeRate": hit / faced if faced else None,
+                "bluffRate": false / made if made else None,
+            }
+            for other, (faced, hit, made, false) in zip(names, total_opponents, strict=True)
+            if faced
+        },
+    }
+
+
+def _interval(figure: str, value, ci, method: str, n: float) -> dict[str, Any]:
+    """A pooled figure as JSON: its value, its interval within the figure's range, how the
+    interval was drawn and over how many decisions (bids or facings)."""
+    if ci is not None and figure not in UNBOUNDED:
+        ci = (max(0.0, ci[0]), min(1.0, ci[1]))
+    entry: dict[str, Any] = {
+        "value": value,
+        "ci": list(ci) if ci is not None else None,
+        "ciMethod": method,
+        "n": _number(n),
+    }
+    if value is None:
+        entry["why"] = "no data"
+    elif ci is None:
+        entry["why"] = "under two episodes with data, or undefined with one left out"
+    return entry
+
+
+def _episode(index: int, results: Mapping[str, Any]) -> tuple[list[str], list[dict]]:
+    """An episode's policies by slot and its ``decisions`` section's seats."""
+    audit = results.get("audit") or {}
+    found = audit.get(SECTION)
+    if not isinstance(found, dict) or not isinstance(found.get("seats"), list):
+        raise ValueError(
+            f"episode {index} has no results.audit.{SECTION}"
+            " (played without the decisions reporter)"
+        )
+    return [seat["policy"] for seat in results["seats"]], found["seats"]
+
+
+@hookimpl
+def register_audit_reporters(register):
+    register(SECTION, section, pool=pool)
