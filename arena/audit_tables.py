@@ -56,6 +56,8 @@ def audit_tables(
 def _other_section(name: str, value: Any, labels: list[str]) -> Table | Text:
     if isinstance(value, str) or value is None:
         return cell(f"{name}: {_format(value)}")
+    if _is_per_seat_objects(value, len(labels)):
+        return _seats_table(name, value["seats"], labels)
     if isinstance(value, list) and all(isinstance(item, dict) for item in value):
         if not value:
             return cell(f"{name}: none")
@@ -71,6 +73,27 @@ def _other_section(name: str, value: Any, labels: list[str]) -> Table | Text:
     table.add_column("value", justify="right")
     for key, item in _flatten(value):
         table.add_row(cell(key or name), _cell(item))
+    return table
+
+
+def _is_per_seat_objects(value: Any, seats: int) -> bool:
+    """A section whose ``seats`` holds one object per seat (the decision read-out)."""
+    rows = value.get("seats") if isinstance(value, dict) else None
+    return isinstance(rows, list) and len(rows) == seats and all(isinstance(r, dict) for r in rows)
+
+
+def _seats_table(name: str, rows: list[dict[str, Any]], labels: list[str]) -> Table:
+    """One object per seat, transposed: a row per scalar figure (nested objects' figures
+    by dotted name), a column per seat, so four seats fit 80 columns. Lists (bins, per
+    opponent rows) are left to ``--json``."""
+    table = Table(title=cell(f"{name} (per seat; lists in --json)"))
+    table.add_column("figure")
+    for label in labels:
+        table.add_column(cell(label), justify="right")
+    flat = [dict(_flatten(row)) for row in rows]
+    for key in dict.fromkeys(key for row in flat for key in row):
+        if "[" not in key:
+            table.add_row(cell(key), *(_cell(row.get(key)) for row in flat))
     return table
 
 

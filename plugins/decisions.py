@@ -169,8 +169,9 @@ def _tally(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     }
 
 
-tally = per_log(_tally)
-"""The tallies of one log, made once however many reporters ask for them."""
+tally = per_log(_tally, reads_made=True)
+"""The tallies of one log, made once however many reporters ask for them (hands and
+the header read alike as lists or tuples, so the records as made will do)."""
 
 
 def ratio(totals: np.ndarray, figure: str) -> float | None:

@@ -129,7 +129,7 @@ def test_audit_lines_at_the_tail_are_ignored_when_recomputing(flagging_host, tmp
 
 
 def test_reporters_change_no_score_and_no_line_of_play(host, flagging_host):
-    bare = load({"ARENA_BLOCK_PLUGINS": "softplay,collusion_flags,reasoning"})
+    bare = load({"ARENA_BLOCK_PLUGINS": "softplay,collusion_flags,reasoning,decisions"})
     assert not bare.registry.reporters
     plain, plain_log = run_episode(bare, TABLE, environ={})
     for audited_host in (host, flagging_host):

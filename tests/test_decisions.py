@@ -1,0 +1,354 @@
+"""The decision read-out (arena.grading, arena_plugins.decisions), hand-worked from the rulebook.
+
+The episode below is written by hand: four seats of one die each (dice, no wild), so a
+seat sees its own die and 3 unseen dice, each a given face with chance 1/6. The exact
+tails every figure needs, P(at least k of 3 dice show the face):
+
+    k <= 0: 1        k = 1: 1 - (5/6)^3 = 91/216
+    k = 2: 3 (1/6)^2 (5/6) + (1/6)^3 = 16/216
+    k = 3: (1/6)^3 = 1/216        k >= 4: 0 (only 3 dice unseen)
+
+Table order 0, 1, 2, 3. Each decision's own-hand odds are worked out beside it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+
+import pytest
+
+from arena.grading import grade_bid, grade_challenge, judge
+from arena.intervals import jackknife_t, ratio_t
+from arena_plugins.decisions import follows_bluffs, pool, section, targeting
+
+T_975 = {1: 12.706204736174707, 2: 4.302652729749464}
+"""Student's t at 0.975 by degrees of freedom (printed tables: 12.706, 4.303)."""
+
+
+def header(policies=("p0", "p1", "p2", "p3")) -> dict:
+    return {
+        "type": "episode",
+        "version": 2,
+        "seed": 1,
+        "mode": "dice",
+        "symbols": [1, 2, 3, 4, 5, 6],
+        "handSize": 1,
+        "seats": [{"slot": s, "policy": p} for s, p in enumerate(policies)],
+        "tableOrder": [0, 1, 2, 3],
+        "deals": 4,
+        "maxBidsPerDeal": 12,
+        "talk": False,
+    }
+
+
+def bid(deal, slot, quantity, face, fallback=False) -> dict:
+    return {
+        "type": "bid",
+        "deal": deal,
+        "slot": slot,
+        "quantity": quantity,
+        "face": face,
+        "say": None,
+        "published": None,
+        "notes": None,
+        "fallback": fallback,
+    }
+
+
+def challenge(deal, slot, bidder, quantity, face, actual, forced=False) -> dict:
+    won = actual < quantity  # rule 6: the challenger wins when the bid is false
+    winner, loser = (slot, bidder) if won else (bidder, slot)
+    return {
+        "type": "challenge",
+        "deal": deal,
+        "slot": slot,
+        "bidder": bidder,
+        "quantity": quantity,
+        "face": face,
+        "actual": actual,
+        "forced": forced,
+        "fallback": False,
+        "winner": winner,
+        "loser": loser,
+        "say": None,
+        "published": None,
+        "notes": None,
+    }
+
+
+def deal(number, opener, hands) -> dict:
+    return {"type": "deal", "deal": number, "opener": opener, "hands": [[h] for h in hands]}
+
+
+def episode(policies=("p0", "p1", "p2", "p3")) -> list[dict]:
+    return [
+        header(policies),
+        # deal 0: dice 2, 2, 5, 6
+        deal(0, 0, [2, 2, 5, 6]),
+        bid(0, 0, 1, 2),  # s0 holds a 2: need 0, p = 1; true (two 2s)
+        bid(0, 1, 2, 2),  # s1 faces 1x2 (p 1: raising forgoes nothing); its 2x2 needs 1: 91/216
+        challenge(0, 2, 1, 2, 2, actual=2),  # s2 (a 5) faces 2x2: need 2, p 16/216; loses
+        # deal 1: dice 3, 4, 4, 1
+        deal(1, 1, [3, 4, 4, 1]),
+        bid(1, 1, 3, 6),  # s1 has no 6: need 3, p 1/216; false; an opening bid: not graded
+        bid(1, 2, 4, 4),  # s2 faces 3x6 at p 1/216: forgoes 1 - 2/216 = 214/216, a mistake;
+        #                   its 4x4 needs 3 (it holds one 4): p 1/216; false (two 4s)
+        challenge(1, 3, 2, 4, 4, actual=2),  # s3 (a 1) faces 4x4: need 4 > 3, p 0; wins
+        # deal 2: dice 6, 6, 6, 6
+        deal(2, 2, [6, 6, 6, 6]),
+        bid(2, 2, 1, 6),  # s2: p 1; true
+        challenge(2, 3, 2, 1, 6, actual=4),  # s3 holds a 6: the bid is certain: a blunder; loses
+        # deal 3: dice 1, 2, 3, 4
+        deal(3, 3, [1, 2, 3, 4]),
+        bid(3, 3, 5, 5),  # s3: 5 fives need 5 of 3 unseen: impossible, a blunder; false
+        bid(3, 0, 5, 6, fallback=True),  # s0 (rule 11's move) faces 5x5 at p 0: raising past a
+        #                   bid its hand proves false is a blunder, forgoing 1; 5x6 impossible
+        challenge(3, 1, 0, 5, 6, actual=0),  # s1 faces 5x6 at p 0; wins
+        {"type": "result", "status": "complete", "dealsPlayed": 4, "points": [0, 0, 0, 0]},
+    ]
+
+
+def test_grades_follow_the_expected_loss_and_what_the_hand_settles():
+    # A challenge of a bid 0.8 likely forgoes 2(0.8) - 1 = 0.6 >= 0.5: a mistake.
+    assert grade_challenge(0.8, need=1) == "mistake"
+    # 0.65: forgoes 0.3, in [0.2, 0.5): an inaccuracy; 0.55 forgoes 0.1: sound.
+    assert grade_challenge(0.65, need=1) == "inaccuracy"
+    assert grade_challenge(0.55, need=1) is None
+    # Its own hand already holds the quantity (need 0): certain, a blunder.
+    assert grade_challenge(1.0, need=0) == "blunder"
+    # A raise over a bid 0.3 likely forgoes 1 - 0.6 = 0.4: an inaccuracy; 0.2 forgoes 0.6.
+    assert grade_bid(0.3, 2, own_need=1, unseen=15) == "inaccuracy"
+    assert grade_bid(0.2, 2, own_need=1, unseen=15) == "mistake"
+    assert grade_bid(0.45, 2, own_need=1, unseen=15) is None
+    # An opening bid is graded only when impossible from its own hand.
+    assert grade_bid(None, None, own_need=15, unseen=15) is None
+    assert grade_bid(None, None, own_need=16, unseen=15) == "blunder"
+    # Raising past a bid that needs more than is unseen: challenging wins for certain.
+    assert grade_bid(0.0, 16, own_need=1, unseen=15) == "blunder"
+
+
+def test_each_decision_is_judged_from_its_own_hand():
+    judged = list(judge(episode()))
+    # Decisions are every bid and unforced challenge, in log order.
+    assert [(j.ordinal, j.slot, j.kind) for j in judged] == [
+        (0, 0, "bid"), (1, 1, "bid"), (2, 2, "challenge"),
+        (3, 1, "bid"), (4, 2, "bid"), (5, 3, "challenge"),
+        (6, 2, "bid"), (7, 3, "challenge"),
+        (8, 3, "bid"), (9, 0, "bid"), (10, 1, "challenge"),
+    ]  # fmt: skip
+    by = {j.ordinal: j for j in judged}
+    assert by[1].standing_p == 1.0 and by[1].bid_p == pytest.approx(91 / 216)
+    assert by[2].standing_p == pytest.approx(16 / 216) and by[2].won is False
+    assert by[4].grade == "mistake" and by[4].loss == pytest.approx(214 / 216)
+    assert by[5].standing_p == 0.0 and by[5].won is True and by[5].grade is None
+    assert by[7].grade == "blunder" and by[7].standing_need == 0
+    assert by[8].grade == "blunder" and by[8].bid_p == 0.0
+    assert by[9].grade == "blunder" and by[9].fallback is True and by[9].loss == 1.0
+    # Overreach: quantity - own count - 3 x 1/6. s1's 3x6 with no 6: 3 - 0 - 0.5.
+    assert by[3].overreach == pytest.approx(2.5) and by[3].held is False
+
+
+def test_a_forced_challenge_is_no_decision_but_keeps_the_ordinal():
+    records = episode()
+    forced = records.index(next(r for r in records if r["type"] == "challenge"))
+    records[forced] = challenge(0, 2, 1, 2, 2, actual=2, forced=True)
+    judged = list(judge(records))
+    assert 2 not in [j.ordinal for j in judged]
+    assert [j.ordinal for j in judged][:3] == [0, 1, 3]
+
+
+def test_every_figure_of_the_hand_written_episode():
+    seats = section(episode())["seats"]
+    s0, s1, s2, s3 = seats
+    # s0: bids 1x2 (p 1, true, held, overreach -0.5) and 5x6 (p 0, false, not held,
+    # overreach 5 - 0 - 0.5 = 4.5); one facing (5x5 at p 0): a missed catch forgoing 1.
+    assert s0["bids"] == 2 and s0["fallbacks"] == 1 and s0["decisions"] == 2
+    assert s0["grades"] == {"inaccuracy": 0, "mistake": 0, "blunder": 1}
+    assert s0["figures"] == {
+        "bidChance": 0.5,  # (1 + 0) / 2
+        "bluffRate": 0.5,
+        "heldFace": 0.5,
+        "overreach": 2.0,  # (-0.5 + 4.5) / 2
+        "challengeRate": 0.0,  # 0 of 1 facing
+        "challengeAccuracy": None,  # no challenge
+        "againstHand": None,
+        "missedCatches": 1.0,  # 1 of 1 facing under 1/2
+        "forgonePerFacing": 1.0,  # 1 / 1
+        "calibrationGap": 0.0,  # bin 9: 1 bid, p 1, true; bin 0: 1 bid, p 0, false
+        "followsBluffs": None,  # it faced one opponent only
+        "targeting": None,
+    }
+    f1 = s1["figures"]
+    # s1: 2x2 (p 91/216, true, held, overreach 0.5), 3x6 (p 1/216, false, 2.5); facings:
+    # 1x2 at p 1 (raised: no loss), 5x6 at p 0 (challenged, won).
+    assert f1["bidChance"] == pytest.approx((91 / 216 + 1 / 216) / 2)
+    assert (f1["bluffRate"], f1["heldFace"], f1["overreach"]) == (0.5, 0.5, 1.5)
+    assert (f1["challengeRate"], f1["challengeAccuracy"], f1["againstHand"]) == (0.5, 1.0, 0.0)
+    assert (f1["missedCatches"], f1["forgonePerFacing"]) == (0.0, 0.0)  # 0 of 1 catchable
+    # Bin 4 (p 0.42): 1 bid, true; bin 0 (p 0.005): 1 bid, false:
+    # (|1 - 91/216| + |0 - 1/216|) / 2 = (125 + 1) / 432.
+    assert f1["calibrationGap"] == pytest.approx(126 / 432)
+    assert s1["calibration"][4] == [1, pytest.approx(91 / 216), 1]
+    f2 = s2["figures"]
+    # s2: challenged 2x2 at p 16/216 (lost); raised over 3x6 at p 1/216 with 4x4 (p 1/216,
+    # false); opened 1x6 (p 1, true). Forgone: 1 - 2/216 over 2 facings.
+    assert s2["grades"] == {"inaccuracy": 0, "mistake": 1, "blunder": 0}
+    assert f2["bidChance"] == pytest.approx((1 / 216 + 1) / 2)
+    assert (f2["bluffRate"], f2["heldFace"], f2["overreach"]) == (0.5, 1.0, 1.0)
+    assert (f2["challengeRate"], f2["challengeAccuracy"], f2["againstHand"]) == (0.5, 0.0, 0.0)
+    assert f2["missedCatches"] == 0.5  # both facings under 1/2; raised at one
+    assert f2["forgonePerFacing"] == pytest.approx(214 / 216 / 2)
+    assert f2["calibrationGap"] == pytest.approx(1 / 432)  # bin 0: |0 - 1/216| over 2 bids
+    f3 = s3["figures"]
+    # s3: challenged 4x4 at p 0 (won) and 1x6 at p 1 (lost: against its hand, certain);
+    # opened 5x5, impossible.
+    assert s3["againstHand"] == 1 and s3["againstCertain"] == 1
+    assert s3["grades"] == {"inaccuracy": 0, "mistake": 0, "blunder": 2}
+    assert (f3["bidChance"], f3["bluffRate"], f3["heldFace"], f3["overreach"]) == (
+        0.0,
+        1.0,
+        0.0,
+        4.5,
+    )
+    assert (f3["challengeRate"], f3["challengeAccuracy"], f3["againstHand"]) == (1.0, 0.5, 0.5)
+    assert (f3["missedCatches"], f3["forgonePerFacing"]) == (0.0, 0.0)
+    # Facings by opponent: each seat faced only the seat before it in table order.
+    assert [s["faced"] for s in seats] == [[0, 0, 0, 1], [2, 0, 0, 0], [0, 2, 0, 0], [0, 0, 2, 0]]
+
+
+def test_follows_bluffs_is_the_facing_weighted_slope():
+    # Opponent rows (faced, challenged, bids, false bids): A bluffs 1 in 4 and is challenged
+    # 1 of 4 facings; B bluffs 3 in 4, challenged 3 of 4; C bluffs 2 in 4, faced twice,
+    # challenged once. x = 0.25, 0.75, 0.5; y = 0.25, 0.75, 0.5; weights 4, 4, 2:
+    # y = x exactly, so the slope is 1.
+    rows = [[4, 1, 4, 1], [4, 3, 4, 3], [2, 1, 4, 2]]
+    assert follows_bluffs(_array(rows)) == pytest.approx(1.0)
+    # Challenging everyone at one rate whatever they bluff: slope 0.
+    assert follows_bluffs(_array([[4, 2, 4, 1], [4, 2, 4, 3]])) == pytest.approx(0.0)
+    # Opponents who bluff alike: no slope to draw.
+    assert follows_bluffs(_array([[4, 1, 4, 1], [4, 3, 4, 1]])) is None
+
+
+def test_targeting_is_cramers_v():
+    # Challenges only one of two opponents, every time: faced 5 and 5, challenged 5 and 0.
+    # rate 1/2; chi^2 = (5 - 2.5)^2 / (5 * 0.25) * 2 = 10; V = sqrt(10 / 10) = 1.
+    assert targeting(_array([[5, 5, 0, 0], [5, 0, 0, 0]])) == pytest.approx(1.0)
+    # The same rate against both (2 of 4, 2 of 4): V = 0.
+    assert targeting(_array([[4, 2, 0, 0], [4, 2, 0, 0]])) == 0.0
+    # 3 of 4 against 1 of 4: rate 1/2, chi^2 = 2 (1^2 / (4 * 0.25)) = 2, V = sqrt(2/8) = 0.5.
+    assert targeting(_array([[4, 3, 0, 0], [4, 1, 0, 0]])) == pytest.approx(0.5)
+    # Never challenging: no rates to compare.
+    assert targeting(_array([[4, 0, 0, 0], [4, 0, 0, 0]])) is None
+
+
+def _array(rows):
+    import numpy as np
+
+    return np.array(rows, dtype=float)
+
+
+def test_ratio_t_is_the_ratio_estimators_interval():
+    # y = (1, 0), x = (2, 1): R = 1/3; residuals 1 - 2/3 = 1/3 and 0 - 1/3 = -1/3;
+    # se = sqrt(2 / 1 * 2/9) / 3 = (2/3) / 3; half = t(0.975, 1) * 2/9.
+    value, ci, clusters = ratio_t([1, 0], [2, 1])
+    half = T_975[1] * 2 / 9
+    assert (value, clusters) == (pytest.approx(1 / 3), 2)
+    assert ci == pytest.approx((1 / 3 - half, 1 / 3 + half))
+    # One cluster: an estimate, no interval; no data: neither.
+    assert ratio_t([1], [2]) == (0.5, None, 1)
+    assert ratio_t([0, 0], [0, 0]) == (None, None, 0)
+
+
+def test_jackknife_t_by_hand():
+    # Clusters (1, 2), (3, 4), (5, 9); statistic sum(a) / sum(b): whole 9/15 = 0.6.
+    # Left out: 8/13, 6/11, 4/6; mean m; se = sqrt(2/3 * sum((v - m)^2)); half = t(2) se.
+    left = [8 / 13, 6 / 11, 4 / 6]
+    mean = sum(left) / 3
+    se = math.sqrt(2 / 3 * sum((v - mean) ** 2 for v in left))
+    value, ci = jackknife_t(lambda t: t[0] / t[1], [[1, 2], [3, 4], [5, 9]])
+    assert value == pytest.approx(0.6)
+    assert ci == pytest.approx((0.6 - T_975[2] * se, 0.6 + T_975[2] * se))
+    # Undefined with a cluster left out: no interval.
+    assert jackknife_t(lambda t: t[0] / t[1] if t[1] else None, [[1, 2], [0, 0]])[1] is None
+
+
+def results(records) -> dict:
+    return {"seats": records[0]["seats"], "audit": {"decisions": section(records)}}
+
+
+def test_pooling_sums_each_entrants_seats_per_episode():
+    # Entrant X is s0 of episode A and s3 of episode B (the same hand-written play).
+    a = results(episode(("X", "P", "Q", "R")))
+    b = results(episode(("S", "T", "U", "X")))
+    x = pool([a, b])["entrants"]["X"]
+    assert x["episodes"] == 2
+    # overreach: A's s0 4.0 over 2 bids, B's s3 4.5 over 1: R = 8.5 / 3; residuals
+    # 4 - 2R = -5/3 and 4.5 - R = 5/3; se = sqrt(2 * 50/9) / 3 = 10/9; half = t(1) 10/9.
+    overreach = x["figures"]["overreach"]
+    assert overreach["value"] == pytest.approx(8.5 / 3)
+    half = T_975[1] * 10 / 9
+    assert overreach["ci"] == pytest.approx([8.5 / 3 - half, 8.5 / 3 + half])
+    assert (overreach["ciMethod"], overreach["n"]) == ("ratio-t", 3)
+    # bluffRate: (1 + 1) / 3, a share: its interval is clipped to [0, 1].
+    bluff = x["figures"]["bluffRate"]
+    assert bluff["value"] == pytest.approx(2 / 3) and bluff["ci"] == [0.0, 1.0]
+    # Grades add up: A's s0 one blunder, B's s3 two.
+    assert x["grades"] == {"inaccuracy": 0, "mistake": 0, "blunder": 3, "decisions": 5}
+    # Calibration: bin 0 holds A's 5x6 and B's 5x5 (p 0, false), bin 9 A's 1x2 (true).
+    assert x["calibration"][0] == {
+        "low": 0.0, "high": 0.1, "bids": 2, "meanChance": 0.0, "trueRate": 0.0,
+    }  # fmt: skip
+    assert x["calibration"][9]["trueRate"] == 1.0
+    # X faced R once in A (R's 5x5) and U twice in B; U bluffed 1 of 2 bids.
+    assert x["opponents"]["R"]["faced"] == 1 and x["opponents"]["U"]["faced"] == 2
+    assert x["opponents"]["U"]["challengeRate"] == 1.0
+    assert x["opponents"]["U"]["bluffRate"] == 0.5
+
+
+def test_two_seats_of_one_entrant_are_one_cluster():
+    x = pool([results(episode(("X", "X", "Q", "R")))])["entrants"]["X"]
+    # s0 and s1 together: 4 bids, 2 false.
+    assert x["episodes"] == 1 and x["figures"]["bluffRate"]["value"] == 0.5
+    assert x["figures"]["bluffRate"]["ci"] is None  # one episode: no spread to measure
+    assert "why" in x["figures"]["bluffRate"]
+
+
+def test_an_episode_without_the_section_is_one_clear_error():
+    with pytest.raises(ValueError, match="episode 0 has no results.audit.decisions"):
+        pool([{"seats": header()["seats"], "audit": {}}])
+
+
+def test_the_reporter_runs_on_a_played_log_through_the_cli(tmp_path):
+    log = tmp_path / "a.jsonl"
+    played = subprocess.run(
+        [sys.executable, "-m", "arena.cli", "play", "--deals", "40", "--seed", "5"]
+        + ["--seat", "bayes", "--seat", "random", "--seat", "pressure", "--seat", "bayes"]
+        + ["--log", str(log)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert played.returncode == 0, played.stderr
+    audited = subprocess.run(
+        [sys.executable, "-m", "arena.cli", "audit", str(log), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert audited.returncode == 0, audited.stderr
+    seats = json.loads(audited.stdout)["decisions"]["seats"]
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    # Independent counts from the log: each seat's bids and its unforced challenges.
+    for slot, seat in enumerate(seats):
+        bids = [r for r in records if r["type"] == "bid" and r["slot"] == slot]
+        chosen = [
+            r for r in records if r["type"] == "challenge" and r["slot"] == slot and not r["forced"]
+        ]
+        assert seat["bids"] == len(bids)
+        assert seat["challenges"] == len(chosen)
+        assert seat["decisions"] == len(bids) + len(chosen)
+    # The random seat (slot 1) bids far past its hand, the baselines do not.
+    assert seats[1]["figures"]["overreach"] > seats[0]["figures"]["overreach"]
