@@ -34,12 +34,19 @@ and three that are not a ratio of sums:
   bids were true and how likely its own hand made them. Truth depends only on hands it
   cannot see, so a seat that reads nothing from the table has a gap near 0 whatever it
   bids; a gap says its bids were true more (or less) often than its own dice explain;
-- ``followsBluffs``: the per-opponent record rulebook play keeps. Over opponents b, the
-  least-squares slope, weighted by facings, of its challenge rate against b on b's bluff
-  rate: how many more challenges per facing for each unit of an opponent's bluffing.
-  Undefined unless two opponents it faced differ in bluff rate;
-- ``targeting``: Cramér's V of challenged-or-not by opponent, sqrt(chi^2 / facings):
-  0 when it challenges every opponent alike, 1 when it challenges only one.
+- ``followsBluffs``: the per-opponent record rulebook play keeps. Its challenges of each
+  opponent b beyond what its own hand explains: ``excess_b = (O_b - E_b) / faced_b``, where
+  O_b counts its challenges of b and E_b = sum over b's bids it faced of its own challenge
+  rate at that bid's chance (in :data:`STRATA` bands of p, over all its opponents). The
+  figure is the least-squares slope, weighted by facings, of excess_b on b's bluff rate:
+  how many more challenges per facing for each unit of an opponent's bluffing. A seat that
+  challenges by its own odds alone has excess 0 against everyone, however much more often
+  a bluffer's bids are unlikely. Undefined unless two opponents it faced differ in bluff
+  rate;
+- ``targeting``: the facing-weighted spread of excess_b over opponents,
+  sqrt(sum_b faced_b excess_b^2 / facings) (their weighted mean is 0 by construction): 0
+  when its own odds explain how it challenges everyone, larger when it singles some out.
+  Undefined unless it faced two opponents.
 
 Grades count each decision's grade (:mod:`arena.grading`).
 
@@ -114,13 +121,19 @@ METHOD = (
     " delete-one jackknife's t-interval (jackknife-t); none under two episodes"
 )
 
-OPPONENT = ("faced", "challenged", "bids", "falseBids")
-"""Per opponent: the seat's facings of it and challenges of it, and its own bids and false
-bids (the record ``followsBluffs`` reads)."""
+STRATA = 20
+"""Bands of a standing bid's chance from the facer's hand, [0, 0.05), ..., [0.95, 1], in
+which its challenge rate is its own odds' explanation of its challenges. Fine enough that
+the baselines' thresholds (0.15, 0.25) fall on band edges."""
+
+FACED, CHALLENGED, BIDS, FALSE = 0, STRATA, 2 * STRATA, 2 * STRATA + 1
+"""An opponent row: the seat's facings of it by band, its challenges of it by band, then
+the opponent's own bids and false bids (its bluff record)."""
+OPPONENT_ROW = 2 * STRATA + 2
 
 
-def _bin(p: float) -> int:
-    return min(BINS - 1, int(p * BINS))
+def _bin(p: float, bins: int = BINS) -> int:
+    return min(bins - 1, int(p * bins))
 
 
 def _tally(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -130,8 +143,8 @@ def _tally(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     counts = np.zeros((seats, len(COUNTS)))
     bins = np.zeros((seats, BINS, 3))
     grades = np.zeros((seats, len(GRADES)), dtype=int)
-    faced = np.zeros((seats, seats), dtype=int)
-    challenged = np.zeros((seats, seats), dtype=int)
+    faced = np.zeros((seats, seats, STRATA), dtype=int)
+    challenged = np.zeros((seats, seats, STRATA), dtype=int)
     for decision in judge(records):
         row, slot = counts[decision.slot], decision.slot
         row[_AT["decisions"]] += 1
@@ -141,11 +154,11 @@ def _tally(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         p = decision.standing_p
         if p is not None:
             row[_AT["facings"]] += 1
-            faced[slot, decision.bidder] += 1
+            faced[slot, decision.bidder, _bin(p, STRATA)] += 1
             if p < 0.5:
                 row[_AT["catchable"]] += 1
         if decision.kind == "challenge":
-            challenged[slot, decision.bidder] += 1
+            challenged[slot, decision.bidder, _bin(p, STRATA)] += 1
             row[_AT["challenges"]] += 1
             row[_AT["challengesWon"]] += decision.won
             row[_AT["againstHand"]] += p >= 0.5
@@ -190,14 +203,33 @@ def calibration_gap(bins: np.ndarray) -> float | None:
     return float(np.abs(bins[:, 2] - bins[:, 1]).sum() / bids)
 
 
+def excess(opponents: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """Each opponent's facings and the seat's excess challenge rate against it (O - E) /
+    faced, over the opponents (rows of :data:`OPPONENT_ROW`) it faced; ``None`` under two."""
+    faced = opponents[:, FACED:CHALLENGED]
+    challenged = opponents[:, CHALLENGED:BIDS]
+    by_band = faced.sum(axis=0)
+    rate = np.divide(challenged.sum(axis=0), by_band, out=np.zeros(STRATA), where=by_band > 0)
+    total = faced.sum(axis=1)
+    seen = total > 0
+    if seen.sum() < 2:
+        return None
+    observed, expected = challenged.sum(axis=1), faced @ rate
+    return total, np.where(seen, (observed - expected) / np.where(seen, total, 1), 0.0)
+
+
 def follows_bluffs(opponents: np.ndarray) -> float | None:
-    """The facing-weighted least-squares slope of challenge rate on bluff rate, over the
-    opponents (rows of :data:`OPPONENT`) the seat faced and that bid at least once."""
-    faced, challenged, bids, false = opponents.T
+    """The facing-weighted least-squares slope of the excess challenge rate on the bluff
+    rate, over the opponents the seat faced that bid at least once."""
+    found = excess(opponents)
+    if found is None:
+        return None
+    faced, beyond = found
+    bids, false = opponents[:, BIDS], opponents[:, FALSE]
     seen = (faced > 0) & (bids > 0)
     if seen.sum() < 2:
         return None
-    w, x, y = faced[seen], false[seen] / bids[seen], challenged[seen] / faced[seen]
+    w, x, y = faced[seen], false[seen] / bids[seen], beyond[seen]
     x_mean, y_mean = np.average(x, weights=w), np.average(y, weights=w)
     spread = float((w * (x - x_mean) ** 2).sum())
     if spread <= 1e-12 * float(w.sum()):
@@ -206,35 +238,23 @@ def follows_bluffs(opponents: np.ndarray) -> float | None:
 
 
 def targeting(opponents: np.ndarray) -> float | None:
-    """Cramér's V of challenged-or-not by opponent: sqrt(chi^2 / facings), over the
-    opponents faced; undefined under two of them, or when the seat challenged none of its
-    facings or all of them (no rate to compare)."""
-    faced, challenged = opponents[:, 0], opponents[:, 1]
-    seen = faced > 0
-    total, hits = float(faced.sum()), float(challenged.sum())
-    if seen.sum() < 2 or hits <= 0 or hits >= total:
+    """sqrt(sum_b faced_b excess_b^2 / facings): how unevenly, beyond its own odds, the seat
+    challenges the opponents it faced (at most 1: an excess lies in [-1, 1])."""
+    found = excess(opponents)
+    if found is None:
         return None
-    rate = hits / total
-    n, k = faced[seen], challenged[seen]
-    chi2 = float((((k - n * rate) ** 2) / (n * rate * (1 - rate))).sum())
-    return math.sqrt(min(1.0, chi2 / total))
+    faced, beyond = found
+    return math.sqrt(float((faced * beyond**2).sum() / faced.sum()))
 
 
 def _opponents(faced: np.ndarray, challenged: np.ndarray, counts: np.ndarray, slot: int):
-    """Slot ``slot``'s :data:`OPPONENT` rows over the other slots of one episode."""
-    others = [b for b in range(len(faced)) if b != slot]
-    return np.array(
-        [
-            (
-                faced[slot, b],
-                challenged[slot, b],
-                counts[b, _AT["bids"]],
-                counts[b, _AT["falseBids"]],
-            )
-            for b in others
-        ],
-        dtype=float,
-    )
+    """Slot ``slot``'s :data:`OPPONENT_ROW` rows over the other slots of one episode."""
+    rows = [
+        [*faced[slot, b], *challenged[slot, b], counts[b, _AT["bids"]], counts[b, _AT["falseBids"]]]
+        for b in range(len(faced))
+        if b != slot
+    ]
+    return np.array(rows, dtype=float)
 
 
 def figures(totals: np.ndarray, bins: np.ndarray, opponents: np.ndarray) -> dict[str, Any]:
@@ -260,8 +280,8 @@ def section(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
                 **{name: _number(value) for name, value in zip(COUNTS, row, strict=True)},
                 "calibration": [[_number(v) for v in entry] for entry in bins[slot]],
                 "grades": dict(zip(GRADES, map(int, made["grades"][slot]), strict=True)),
-                "faced": [int(n) for n in made["faced"][slot]],
-                "challenged": [int(n) for n in made["challenged"][slot]],
+                "faced": [[int(n) for n in row] for row in made["faced"][slot]],
+                "challenged": [[int(n) for n in row] for row in made["challenged"][slot]],
                 "figures": figures(row, bins[slot], opponents),
             }
         )
@@ -295,12 +315,11 @@ def pool(episodes: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             false[at[policy]] += seat["falseBids"]
         mine: dict[str, list] = {}
         for slot, (policy, seat) in enumerate(zip(policies, seats, strict=True)):
-            opponents = np.zeros((len(names), len(OPPONENT)))
+            opponents = np.zeros((len(names), OPPONENT_ROW))
             for b, other in enumerate(policies):
                 if b != slot:
-                    opponents[at[other], 0] += seat["faced"][b]
-                    opponents[at[other], 1] += seat["challenged"][b]
-            opponents[:, 2], opponents[:, 3] = bids, false
+                    opponents[at[other], FACED:CHALLENGED] += seat["faced"][b]
+                    opponents[at[other], CHALLENGED:BIDS] += seat["challenged"][b]
             part = (
                 np.array([seat[name] for name in COUNTS], dtype=float),
                 np.array(seat["calibration"], dtype=float),
@@ -313,7 +332,7 @@ def pool(episodes: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
                 mine[policy] = list(part)
         for policy, part in mine.items():
             # an opponent's record counts once per episode, however many seats the entrant had
-            part[2][:, 2:] = np.stack([bids, false], axis=1)
+            part[2][:, BIDS], part[2][:, FALSE] = bids, false
             clusters[policy].append(tuple(part))
     return {
         "method": METHOD,
@@ -361,17 +380,26 @@ def _entrant(parts: list[tuple], names: list[str]) -> dict[str, Any]:
             **dict(zip(GRADES, map(int, grades), strict=True)),
             "decisions": int(counts[:, _AT["decisions"]].sum()),
         },
-        "opponents": {
-            other: {
+        "opponents": _record(names, total_opponents),
+    }
+
+
+def _record(names: list[str], opponents: np.ndarray) -> dict[str, Any]:
+    """Per opponent entrant faced: facings, challenges, the rate and its excess over the
+    seat's own odds, beside that opponent's bluff rate (what ``followsBluffs`` draws)."""
+    found = excess(opponents)
+    record = {}
+    for index, (name, row) in enumerate(zip(names, opponents, strict=True)):
+        faced, hit = row[FACED:CHALLENGED].sum(), row[CHALLENGED:BIDS].sum()
+        if faced:
+            record[name] = {
                 "faced": int(faced),
                 "challenged": int(hit),
-                "challengeRate": hit / faced if faced else None,
-                "bluffRate": false / made if made else None,
+                "challengeRate": hit / faced,
+                "excessChallengeRate": float(found[1][index]) if found is not None else None,
+                "bluffRate": row[FALSE] / row[BIDS] if row[BIDS] else None,
             }
-            for other, (faced, hit, made, false) in zip(names, total_opponents, strict=True)
-            if faced
-        },
-    }
+    return record
 
 
 def _interval(figure: str, value, ci, method: str, n: float) -> dict[str, Any]:

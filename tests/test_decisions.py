@@ -22,7 +22,7 @@ import pytest
 
 from arena.grading import grade_bid, grade_challenge, judge
 from arena.intervals import jackknife_t, ratio_t
-from arena_plugins.decisions import follows_bluffs, pool, section, targeting
+from arena_plugins.decisions import STRATA, follows_bluffs, pool, section, targeting
 
 T_975 = {1: 12.706204736174707, 2: 4.302652729749464}
 """Student's t at 0.975 by degrees of freedom (printed tables: 12.706, 4.303)."""
@@ -216,32 +216,56 @@ def test_every_figure_of_the_hand_written_episode():
     assert (f3["challengeRate"], f3["challengeAccuracy"], f3["againstHand"]) == (1.0, 0.5, 0.5)
     assert (f3["missedCatches"], f3["forgonePerFacing"]) == (0.0, 0.0)
     # Facings by opponent: each seat faced only the seat before it in table order.
-    assert [s["faced"] for s in seats] == [[0, 0, 0, 1], [2, 0, 0, 0], [0, 2, 0, 0], [0, 0, 2, 0]]
+    assert [[sum(row) for row in s["faced"]] for s in seats] == [
+        [0, 0, 0, 1], [2, 0, 0, 0], [0, 2, 0, 0], [0, 0, 2, 0],
+    ]  # fmt: skip
+    # ... by band of the bid's chance (20 bands of 0.05): s1 faced 1x2 at p 1 (band 19)
+    # and 5x6 at p 0 (band 0), both from s0.
+    assert [band for band, n in enumerate(s1["faced"][0]) if n] == [0, 19]
+    assert [band for band, n in enumerate(s1["challenged"][0]) if n] == [0]
 
 
-def test_follows_bluffs_is_the_facing_weighted_slope():
-    # Opponent rows (faced, challenged, bids, false bids): A bluffs 1 in 4 and is challenged
-    # 1 of 4 facings; B bluffs 3 in 4, challenged 3 of 4; C bluffs 2 in 4, faced twice,
-    # challenged once. x = 0.25, 0.75, 0.5; y = 0.25, 0.75, 0.5; weights 4, 4, 2:
-    # y = x exactly, so the slope is 1.
-    rows = [[4, 1, 4, 1], [4, 3, 4, 3], [2, 1, 4, 2]]
+def opponent(faced: dict, challenged: dict, bids=0, false=0) -> list[float]:
+    """An opponent row: facings and challenges by band of the bid's chance, then its bids."""
+    return [
+        *(faced.get(band, 0) for band in range(STRATA)),
+        *(challenged.get(band, 0) for band in range(STRATA)),
+        bids,
+        false,
+    ]
+
+
+def test_follows_bluffs_is_the_slope_of_challenges_beyond_the_own_odds():
+    # All facings in one band (2: chance 0.10-0.15): the seat's rate there is 5 / 10 = 0.5,
+    # so the excess is each opponent's rate less 0.5: A 1/4 - 1/2 = -0.25, B 0.25, C 0.
+    # Bluff rates x = 0.25, 0.75, 0.5, weights 4, 4, 2: x mean 0.5, excess mean 0;
+    # slope = (4 (-.25)(-.25) + 4 (.25)(.25)) / (4 (.0625) + 4 (.0625)) = 1.
+    rows = [
+        opponent({2: 4}, {2: 1}, bids=4, false=1),
+        opponent({2: 4}, {2: 3}, bids=4, false=3),
+        opponent({2: 2}, {2: 1}, bids=4, false=2),
+    ]
     assert follows_bluffs(_array(rows)) == pytest.approx(1.0)
-    # Challenging everyone at one rate whatever they bluff: slope 0.
-    assert follows_bluffs(_array([[4, 2, 4, 1], [4, 2, 4, 3]])) == pytest.approx(0.0)
+    # The same rates, explained by the odds: A's bids all in band 0, every one challenged;
+    # B's in band 10, none. The seat challenges by its own odds alone: excess 0, slope 0.
+    odds = [opponent({0: 4}, {0: 4}, bids=4, false=3), opponent({10: 4}, {}, bids=4, false=1)]
+    assert follows_bluffs(_array(odds)) == pytest.approx(0.0)
+    assert targeting(_array(odds)) == pytest.approx(0.0)
     # Opponents who bluff alike: no slope to draw.
-    assert follows_bluffs(_array([[4, 1, 4, 1], [4, 3, 4, 1]])) is None
+    alike = [opponent({2: 4}, {2: 1}, bids=4, false=1), opponent({2: 4}, {2: 3}, 4, 1)]
+    assert follows_bluffs(_array(alike)) is None
 
 
-def test_targeting_is_cramers_v():
-    # Challenges only one of two opponents, every time: faced 5 and 5, challenged 5 and 0.
-    # rate 1/2; chi^2 = (5 - 2.5)^2 / (5 * 0.25) * 2 = 10; V = sqrt(10 / 10) = 1.
-    assert targeting(_array([[5, 5, 0, 0], [5, 0, 0, 0]])) == pytest.approx(1.0)
-    # The same rate against both (2 of 4, 2 of 4): V = 0.
-    assert targeting(_array([[4, 2, 0, 0], [4, 2, 0, 0]])) == 0.0
-    # 3 of 4 against 1 of 4: rate 1/2, chi^2 = 2 (1^2 / (4 * 0.25)) = 2, V = sqrt(2/8) = 0.5.
-    assert targeting(_array([[4, 3, 0, 0], [4, 1, 0, 0]])) == pytest.approx(0.5)
-    # Never challenging: no rates to compare.
-    assert targeting(_array([[4, 0, 0, 0], [4, 0, 0, 0]])) is None
+def test_targeting_is_the_spread_of_the_excess_over_opponents():
+    # One band; challenges only the first of two opponents: rate 5 / 10 = 0.5, excess
+    # +0.5 and -0.5, each over 5 facings: sqrt((5 (.25) + 5 (.25)) / 10) = 0.5.
+    only = [opponent({3: 5}, {3: 5}), opponent({3: 5}, {})]
+    assert targeting(_array(only)) == pytest.approx(0.5)
+    # 3 of 4 against 1 of 4: rate 1/2, excess +-0.25: sqrt(8 (.0625) / 8) = 0.25.
+    tilted = [opponent({3: 4}, {3: 3}), opponent({3: 4}, {3: 1})]
+    assert targeting(_array(tilted)) == pytest.approx(0.25)
+    # One opponent faced: nothing to compare.
+    assert targeting(_array([opponent({3: 4}, {3: 3}), opponent({}, {})])) is None
 
 
 def _array(rows):
