@@ -66,7 +66,7 @@ import numpy as np
 
 from arena import hookimpl
 from arena.audit import per_log
-from arena.grading import GRADES, judge
+from arena.grading import GRADES, NONE, judge
 from arena.intervals import jackknife_t, ratio_t
 
 SECTION = "decisions"
@@ -132,51 +132,57 @@ the opponent's own bids and false bids (its bluff record)."""
 OPPONENT_ROW = 2 * STRATA + 2
 
 
-def _bin(p: float, bins: int = BINS) -> int:
-    return min(bins - 1, int(p * bins))
-
-
 def _tally(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """One pass over the log: each slot's tallies, calibration bins, grades and facings by
-    opponent (the section before its figures)."""
+    """Each slot's tallies, calibration bins, grades and facings by opponent and band (the
+    section before its figures), from :func:`arena.grading.judge`'s columns."""
     seats = len(records[0]["seats"])
-    counts = np.zeros((seats, len(COUNTS)))
-    bins = np.zeros((seats, BINS, 3))
-    grades = np.zeros((seats, len(GRADES)), dtype=int)
-    faced = np.zeros((seats, seats, STRATA), dtype=int)
-    challenged = np.zeros((seats, seats, STRATA), dtype=int)
-    for decision in judge(records):
-        row, slot = counts[decision.slot], decision.slot
-        row[_AT["decisions"]] += 1
-        row[_AT["fallbacks"]] += decision.fallback
-        if decision.grade is not None:
-            grades[slot, GRADES.index(decision.grade)] += 1
-        p = decision.standing_p
-        if p is not None:
-            row[_AT["facings"]] += 1
-            faced[slot, decision.bidder, _bin(p, STRATA)] += 1
-            if p < 0.5:
-                row[_AT["catchable"]] += 1
-        if decision.kind == "challenge":
-            challenged[slot, decision.bidder, _bin(p, STRATA)] += 1
-            row[_AT["challenges"]] += 1
-            row[_AT["challengesWon"]] += decision.won
-            row[_AT["againstHand"]] += p >= 0.5
-            row[_AT["againstCertain"]] += decision.standing_need <= 0
-            continue
-        if p is not None and p < 0.5:
-            row[_AT["missedCatches"]] += 1
-            row[_AT["forgoneSum"]] += decision.loss
-        row[_AT["bids"]] += 1
-        row[_AT["chanceSum"]] += decision.bid_p
-        row[_AT["falseBids"]] += not decision.true
-        row[_AT["heldFaceBids"]] += decision.held
-        row[_AT["overreachSum"]] += decision.overreach
-        bins[slot, _bin(decision.bid_p)] += (1, decision.bid_p, decision.true)
+    d = judge(records)
+    slot, bid = d.slot, ~d.challenge
+    facing = d.bidder != NONE
+    catchable = facing & (d.standing_p < 0.5)
+
+    def per_seat(weights: np.ndarray, where: np.ndarray) -> np.ndarray:
+        return np.bincount(slot[where], weights=weights[where], minlength=seats)
+
+    ones = np.ones(len(slot))
+    every = np.ones(len(slot), dtype=bool)
+    chance = np.nan_to_num(d.bid_p)
+    columns = {
+        "decisions": per_seat(ones, every),
+        "fallbacks": per_seat(ones, d.fallback),
+        "bids": per_seat(ones, bid),
+        "chanceSum": per_seat(chance, bid),
+        "falseBids": per_seat(ones, bid & ~d.true),
+        "heldFaceBids": per_seat(ones, d.held),
+        "overreachSum": per_seat(np.nan_to_num(d.overreach), bid),
+        "facings": per_seat(ones, facing),
+        "challenges": per_seat(ones, d.challenge),
+        "challengesWon": per_seat(ones, d.won),
+        "againstHand": per_seat(ones, d.challenge & (d.standing_p >= 0.5)),
+        "againstCertain": per_seat(ones, d.challenge & (d.standing_need <= 0)),
+        "catchable": per_seat(ones, catchable),
+        "missedCatches": per_seat(ones, catchable & bid),
+        "forgoneSum": per_seat(d.loss, catchable & bid),
+    }
+    counts = np.stack([columns[name] for name in COUNTS], axis=1)
+    cell = slot * BINS + np.minimum(BINS - 1, (chance * BINS).astype(np.int64))
+    bins = np.stack(
+        [
+            np.bincount(cell[bid], weights=w[bid], minlength=seats * BINS)
+            for w in (ones, chance, d.true.astype(float))
+        ],
+        axis=1,
+    ).reshape(seats, BINS, 3)
+    graded = np.bincount(slot * 4 + d.grade, minlength=seats * 4).reshape(seats, 4)[:, 1:]
+    band = np.minimum(STRATA - 1, (np.nan_to_num(d.standing_p) * STRATA).astype(np.int64))
+    pair = (slot * seats + d.bidder) * STRATA + band
+    size = seats * seats * STRATA
+    faced = np.bincount(pair[facing], minlength=size).reshape(seats, seats, STRATA)
+    challenged = np.bincount(pair[d.challenge], minlength=size).reshape(seats, seats, STRATA)
     return {
         "counts": counts,
         "bins": bins,
-        "grades": grades,
+        "grades": graded,
         "faced": faced,
         "challenged": challenged,
     }

@@ -18,9 +18,10 @@ import math
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
-from arena.grading import grade_bid, grade_challenge, judge
+from arena.grading import GRADES, grades, judge
 from arena.intervals import jackknife_t, ratio_t
 from arena_plugins.decisions import STRATA, follows_bluffs, pool, section, targeting
 
@@ -111,53 +112,70 @@ def episode(policies=("p0", "p1", "p2", "p3")) -> list[dict]:
     ]
 
 
+def grade_of(challenge, standing_p, standing_need=1, bid_need=1, unseen=15) -> str | None:
+    """One decision's grade by name, through the columns' grader."""
+    code = grades(
+        np.array([challenge]),
+        np.array([standing_p], dtype=float),
+        np.array([standing_need]),
+        np.array([bid_need]),
+        unseen,
+    )[0]
+    return (None, *GRADES)[code]
+
+
 def test_grades_follow_the_expected_loss_and_what_the_hand_settles():
     # A challenge of a bid 0.8 likely forgoes 2(0.8) - 1 = 0.6 >= 0.5: a mistake.
-    assert grade_challenge(0.8, need=1) == "mistake"
+    assert grade_of(True, 0.8) == "mistake"
     # 0.65: forgoes 0.3, in [0.2, 0.5): an inaccuracy; 0.55 forgoes 0.1: sound.
-    assert grade_challenge(0.65, need=1) == "inaccuracy"
-    assert grade_challenge(0.55, need=1) is None
+    assert grade_of(True, 0.65) == "inaccuracy"
+    assert grade_of(True, 0.55) is None
     # Its own hand already holds the quantity (need 0): certain, a blunder.
-    assert grade_challenge(1.0, need=0) == "blunder"
+    assert grade_of(True, 1.0, standing_need=0) == "blunder"
     # A raise over a bid 0.3 likely forgoes 1 - 0.6 = 0.4: an inaccuracy; 0.2 forgoes 0.6.
-    assert grade_bid(0.3, 2, own_need=1, unseen=15) == "inaccuracy"
-    assert grade_bid(0.2, 2, own_need=1, unseen=15) == "mistake"
-    assert grade_bid(0.45, 2, own_need=1, unseen=15) is None
-    # An opening bid is graded only when impossible from its own hand.
-    assert grade_bid(None, None, own_need=15, unseen=15) is None
-    assert grade_bid(None, None, own_need=16, unseen=15) == "blunder"
+    assert grade_of(False, 0.3) == "inaccuracy"
+    assert grade_of(False, 0.2) == "mistake"
+    assert grade_of(False, 0.45) is None
+    # An opening bid (no standing bid: NaN) is graded only when impossible from its hand.
+    assert grade_of(False, math.nan, bid_need=15) is None
+    assert grade_of(False, math.nan, bid_need=16) == "blunder"
     # Raising past a bid that needs more than is unseen: challenging wins for certain.
-    assert grade_bid(0.0, 16, own_need=1, unseen=15) == "blunder"
+    assert grade_of(False, 0.0, standing_need=16) == "blunder"
 
 
 def test_each_decision_is_judged_from_its_own_hand():
-    judged = list(judge(episode()))
+    d = judge(episode())
     # Decisions are every bid and unforced challenge, in log order.
-    assert [(j.ordinal, j.slot, j.kind) for j in judged] == [
-        (0, 0, "bid"), (1, 1, "bid"), (2, 2, "challenge"),
-        (3, 1, "bid"), (4, 2, "bid"), (5, 3, "challenge"),
-        (6, 2, "bid"), (7, 3, "challenge"),
-        (8, 3, "bid"), (9, 0, "bid"), (10, 1, "challenge"),
+    assert list(zip(d.ordinal, d.slot, d.challenge, strict=True)) == [
+        (0, 0, False), (1, 1, False), (2, 2, True),
+        (3, 1, False), (4, 2, False), (5, 3, True),
+        (6, 2, False), (7, 3, True),
+        (8, 3, False), (9, 0, False), (10, 1, True),
     ]  # fmt: skip
-    by = {j.ordinal: j for j in judged}
-    assert by[1].standing_p == 1.0 and by[1].bid_p == pytest.approx(91 / 216)
-    assert by[2].standing_p == pytest.approx(16 / 216) and by[2].won is False
-    assert by[4].grade == "mistake" and by[4].loss == pytest.approx(214 / 216)
-    assert by[5].standing_p == 0.0 and by[5].won is True and by[5].grade is None
-    assert by[7].grade == "blunder" and by[7].standing_need == 0
-    assert by[8].grade == "blunder" and by[8].bid_p == 0.0
-    assert by[9].grade == "blunder" and by[9].fallback is True and by[9].loss == 1.0
+    assert math.isnan(d.standing_p[0])  # an opening bid faces nothing
+    assert d.standing_p[1] == 1.0 and d.bid_p[1] == pytest.approx(91 / 216)
+    assert d.standing_p[2] == pytest.approx(16 / 216) and not d.won[2]
+    assert d.grade[4] == 2 and d.loss[4] == pytest.approx(214 / 216)  # a mistake
+    assert d.standing_p[5] == 0.0 and d.won[5] and d.grade[5] == 0
+    assert d.grade[7] == 3 and d.standing_need[7] == 0  # challenged a certain bid
+    assert d.grade[8] == 3 and d.bid_p[8] == 0.0  # an impossible opening bid
+    assert d.grade[9] == 3 and d.fallback[9] and d.loss[9] == 1.0
     # Overreach: quantity - own count - 3 x 1/6. s1's 3x6 with no 6: 3 - 0 - 0.5.
-    assert by[3].overreach == pytest.approx(2.5) and by[3].held is False
+    assert d.overreach[3] == pytest.approx(2.5) and not d.held[3]
+    # What a replay marks: the graded decisions, the chance behind each and its loss.
+    assert [(o, g) for o, g, _, _ in d.graded()] == [
+        (4, "mistake"), (7, "blunder"), (8, "blunder"), (9, "blunder"),
+    ]  # fmt: skip
+    assert list(d.graded())[0][2:] == (pytest.approx(1 / 216), pytest.approx(214 / 216))
 
 
 def test_a_forced_challenge_is_no_decision_but_keeps_the_ordinal():
     records = episode()
     forced = records.index(next(r for r in records if r["type"] == "challenge"))
     records[forced] = challenge(0, 2, 1, 2, 2, actual=2, forced=True)
-    judged = list(judge(records))
-    assert 2 not in [j.ordinal for j in judged]
-    assert [j.ordinal for j in judged][:3] == [0, 1, 3]
+    ordinals = list(judge(records).ordinal)
+    assert 2 not in ordinals
+    assert ordinals[:3] == [0, 1, 3]
 
 
 def test_every_figure_of_the_hand_written_episode():
@@ -269,8 +287,6 @@ def test_targeting_is_the_spread_of_the_excess_over_opponents():
 
 
 def _array(rows):
-    import numpy as np
-
     return np.array(rows, dtype=float)
 
 
