@@ -139,13 +139,19 @@ class Decisions:
             )
 
 
-def judge(records: Iterable[Mapping[str, Any]]) -> Decisions:
+CHUNK = 8192
+"""Decisions judged at once: enough that numpy's fixed cost per call is spread thin, few
+enough that a million-deal episode's judgement stays a few megabytes."""
+
+
+def judge(records: Iterable[Mapping[str, Any]], chunk: int = CHUNK) -> Iterator[Decisions]:
     """Every decision a seat took in an episode's records (``bid`` lines and unforced
-    ``challenge`` lines), judged against the exact odds of its own hand.
+    ``challenge`` lines), judged against the exact odds of its own hand, ``chunk`` decisions
+    at a time, in log order (an episode with none yields nothing).
 
     ``records`` start with the log's header; audit lines and every other kind are passed
     over. The walk only reads each decision's numbers; the odds, losses and grades are
-    worked out for all of them at once.
+    worked out for a chunk at once.
     """
     records = iter(records)
     header = next(records)
@@ -168,6 +174,9 @@ def judge(records: Iterable[Mapping[str, Any]]) -> Decisions:
         if kind != "bid" and kind != "challenge":
             continue
         ordinal += 1
+        if len(row) >= chunk:
+            yield _judged(row, mode, unseen)
+            row = []
         slot = record["slot"]
         hand = hands[slot]
         if standing is None:
@@ -192,7 +201,8 @@ def judge(records: Iterable[Mapping[str, Any]]) -> Decisions:
             count(table, face, wild) - quantity, False,
         ))  # fmt: skip
         standing = record
-    return _judged(row, mode, unseen)
+    if row:
+        yield _judged(row, mode, unseen)
 
 
 def _judged(rows: list[tuple], mode, unseen: int) -> Decisions:

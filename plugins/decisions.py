@@ -66,7 +66,7 @@ import numpy as np
 
 from arena import hookimpl
 from arena.audit import per_log
-from arena.grading import GRADES, NONE, judge
+from arena.grading import GRADES, NONE, Decisions, judge
 from arena.intervals import jackknife_t, ratio_t
 
 SECTION = "decisions"
@@ -134,9 +134,23 @@ OPPONENT_ROW = 2 * STRATA + 2
 
 def _tally(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """Each slot's tallies, calibration bins, grades and facings by opponent and band (the
-    section before its figures), from :func:`arena.grading.judge`'s columns."""
+    section before its figures), added up over :func:`arena.grading.judge`'s chunks."""
     seats = len(records[0]["seats"])
-    d = judge(records)
+    totals = {
+        "counts": np.zeros((seats, len(COUNTS))),
+        "bins": np.zeros((seats, BINS, 3)),
+        "grades": np.zeros((seats, len(GRADES)), dtype=np.int64),
+        "faced": np.zeros((seats, seats, STRATA), dtype=np.int64),
+        "challenged": np.zeros((seats, seats, STRATA), dtype=np.int64),
+    }
+    for chunk in judge(records):
+        for name, part in _chunk_tally(chunk, seats).items():
+            totals[name] += part
+    return totals
+
+
+def _chunk_tally(d: Decisions, seats: int) -> dict[str, np.ndarray]:
+    """One chunk of decisions' tallies (see :func:`_tally`)."""
     slot, bid = d.slot, ~d.challenge
     facing = d.bidder != NONE
     catchable = facing & (d.standing_p < 0.5)

@@ -21,6 +21,7 @@ import sys
 import numpy as np
 import pytest
 
+from arena import grading
 from arena.grading import GRADES, grades, judge
 from arena.intervals import jackknife_t, ratio_t
 from arena_plugins.decisions import STRATA, follows_bluffs, pool, section, targeting
@@ -144,7 +145,7 @@ def test_grades_follow_the_expected_loss_and_what_the_hand_settles():
 
 
 def test_each_decision_is_judged_from_its_own_hand():
-    d = judge(episode())
+    [d] = judge(episode())  # one chunk: 11 decisions
     # Decisions are every bid and unforced challenge, in log order.
     assert list(zip(d.ordinal, d.slot, d.challenge, strict=True)) == [
         (0, 0, False), (1, 1, False), (2, 2, True),
@@ -173,9 +174,21 @@ def test_a_forced_challenge_is_no_decision_but_keeps_the_ordinal():
     records = episode()
     forced = records.index(next(r for r in records if r["type"] == "challenge"))
     records[forced] = challenge(0, 2, 1, 2, 2, actual=2, forced=True)
-    ordinals = list(judge(records).ordinal)
+    [d] = judge(records)
+    ordinals = list(d.ordinal)
     assert 2 not in ordinals
     assert ordinals[:3] == [0, 1, 3]
+
+
+def test_judging_in_chunks_changes_no_tally(monkeypatch):
+    # 11 decisions in chunks of 3: four chunks, the ordinals in order across them, and the
+    # section's counts the same as in one chunk.
+    chunks = list(judge(episode(), chunk=3))
+    assert [len(c.ordinal) for c in chunks] == [3, 3, 3, 2]
+    assert [o for c in chunks for o in c.ordinal] == [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
+    whole = section(episode())
+    monkeypatch.setattr(grading.judge, "__defaults__", (3,))  # the reporter's judge, chunked
+    assert section(episode()) == whole
 
 
 def test_every_figure_of_the_hand_written_episode():
