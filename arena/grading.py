@@ -29,13 +29,13 @@ fallback move (rule 11) is graded as the seat's own turn, as the audit counts it
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import attrs
 import numpy as np
 
-from arena.modes import from_header
+from arena.modes import Mode, from_header
 from arena.probability import count, tail_table
 
 INACCURACY = 0.2
@@ -159,8 +159,7 @@ def judge(records: Iterable[Mapping[str, Any]], chunk: int = CHUNK) -> Iterator[
     wild, symbols = mode.wild, mode.symbols
     unseen = (len(header["seats"]) - 1) * mode.hand_size
     row: list[tuple] = []
-    """Per decision: ordinal, deal, slot, challenge, fallback, bidder, standing face,
-    standing need, bid face, bid need, own count, table count, won."""
+    """Per decision, a row of :data:`ROW_FIELDS`."""
     hands: list = []
     table: list[int] = []
     standing: Mapping[str, Any] | None = None
@@ -175,7 +174,7 @@ def judge(records: Iterable[Mapping[str, Any]], chunk: int = CHUNK) -> Iterator[
             continue
         ordinal += 1
         if len(row) >= chunk:
-            yield _judged(row, mode, unseen)
+            yield from_rows(row, mode, unseen)
             row = []
         slot = record["slot"]
         hand = hands[slot]
@@ -202,12 +201,18 @@ def judge(records: Iterable[Mapping[str, Any]], chunk: int = CHUNK) -> Iterator[
         ))  # fmt: skip
         standing = record
     if row:
-        yield _judged(row, mode, unseen)
+        yield from_rows(row, mode, unseen)
 
 
-def _judged(rows: list[tuple], mode, unseen: int) -> Decisions:
-    """The columns of :func:`judge`'s rows, with every decision's odds and grade."""
-    columns = np.array(rows, dtype=np.int64).reshape(-1, 13).T
+ROW_FIELDS = 13
+"""A decision's row: ordinal, deal, slot, challenge, fallback, bidder, standing face,
+standing need, bid face, bid need, own count of the bid's face, its table count less the
+bid's quantity, won. The compiled engine's C table keeps the same rows (table.h)."""
+
+
+def from_rows(rows: Sequence[Sequence[int]], mode: Mode, unseen: int) -> Decisions:
+    """The columns of decisions' rows (:data:`ROW_FIELDS`), with each one's odds and grade."""
+    columns = np.asarray(rows, dtype=np.int64).reshape(-1, ROW_FIELDS).T
     (ordinal, deal, slot, challenge, fallback, bidder, standing_face, standing_need, face,
      bid_need, own, surplus, won) = columns  # fmt: skip
     challenge = challenge.astype(bool)

@@ -208,6 +208,19 @@ class CompiledTally:
 
 
 @attrs.frozen
+class CompiledDecisions:
+    """A figure of the log's decisions that the compiled engine makes from the rows its C
+    table keeps (:func:`arena.grading.from_rows`, :data:`arena.grading.CHUNK` at a time, as
+    :func:`arena.grading.judge` would judge the log), so the audit need not read it back."""
+
+    figure: Any
+    """The :func:`arena.audit.per_log` figure whose value this is."""
+    start: Callable[[int], Any]
+    """``start(seats)``: a fold with ``add(decisions)`` for each chunk of
+    :class:`arena.grading.Decisions`, in log order, and ``value()``: the figure."""
+
+
+@attrs.frozen
 class Reporter:
     name: str
     report: Callable[[list[dict]], Any]
@@ -215,7 +228,7 @@ class Reporter:
     pool: Callable[[list[dict]], Any] | None = None
     """``pool(episodes)``: the section over many episodes' results (``arena audit A B``)."""
     provenance: dict[str, str] = LOCAL
-    compiled: CompiledTally | None = None
+    compiled: CompiledTally | CompiledDecisions | None = None
     """What the compiled engine keeps for this reporter as it plays, if anything."""
 
 

@@ -68,6 +68,7 @@ from arena import hookimpl
 from arena.audit import per_log
 from arena.grading import GRADES, NONE, Decisions, judge
 from arena.intervals import jackknife_t, ratio_t
+from arena.registry import CompiledDecisions
 
 SECTION = "decisions"
 
@@ -132,21 +133,36 @@ the opponent's own bids and false bids (its bluff record)."""
 OPPONENT_ROW = 2 * STRATA + 2
 
 
-def _tally(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+class Fold:
     """Each slot's tallies, calibration bins, grades and facings by opponent and band (the
-    section before its figures), added up over :func:`arena.grading.judge`'s chunks."""
-    seats = len(records[0]["seats"])
-    totals = {
-        "counts": np.zeros((seats, len(COUNTS))),
-        "bins": np.zeros((seats, BINS, 3)),
-        "grades": np.zeros((seats, len(GRADES)), dtype=np.int64),
-        "faced": np.zeros((seats, seats, STRATA), dtype=np.int64),
-        "challenged": np.zeros((seats, seats, STRATA), dtype=np.int64),
-    }
+    section before its figures), added up over chunks of :class:`arena.grading.Decisions`
+    in log order: from :func:`arena.grading.judge` over the log, or from the compiled
+    engine's rows as it plays (:data:`COMPILED`). All are sums, so memory stays bounded."""
+
+    def __init__(self, seats: int):
+        self.seats = seats
+        self.totals = {
+            "counts": np.zeros((seats, len(COUNTS))),
+            "bins": np.zeros((seats, BINS, 3)),
+            "grades": np.zeros((seats, len(GRADES)), dtype=np.int64),
+            "faced": np.zeros((seats, seats, STRATA), dtype=np.int64),
+            "challenged": np.zeros((seats, seats, STRATA), dtype=np.int64),
+        }
+
+    def add(self, decisions: Decisions) -> None:
+        for name, part in _chunk_tally(decisions, self.seats).items():
+            self.totals[name] += part
+
+    def value(self) -> dict[str, np.ndarray]:
+        return self.totals
+
+
+def _tally(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """:class:`Fold` over the log's decisions, judged a chunk at a time."""
+    fold = Fold(len(records[0]["seats"]))
     for chunk in judge(records):
-        for name, part in _chunk_tally(chunk, seats).items():
-            totals[name] += part
-    return totals
+        fold.add(chunk)
+    return fold.value()
 
 
 def _chunk_tally(d: Decisions, seats: int) -> dict[str, np.ndarray]:
@@ -205,6 +221,10 @@ def _chunk_tally(d: Decisions, seats: int) -> dict[str, np.ndarray]:
 tally = per_log(_tally, reads_made=True)
 """The tallies of one log, made once however many reporters ask for them (hands and
 the header read alike as lists or tuples, so the records as made will do)."""
+
+COMPILED = CompiledDecisions(tally, Fold)
+"""The compiled engine folds :data:`tally` from its C table's rows as it plays, so a
+compiled episode's read-out does not read its log back."""
 
 
 def ratio(totals: np.ndarray, figure: str) -> float | None:
@@ -454,4 +474,4 @@ def _episode(index: int, results: Mapping[str, Any]) -> tuple[list[str], list[di
 
 @hookimpl
 def register_audit_reporters(register):
-    register(SECTION, section, pool=pool)
+    register(SECTION, section, pool=pool, compiled=COMPILED)

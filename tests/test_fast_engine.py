@@ -46,7 +46,7 @@ from arena.render import deal_lines
 from arena.rules import TableRules
 from arena.runner import EpisodeRequest, SetupError, build_config, build_seat, run_episode
 from arena.seats import SeatContext, SeatSpec
-from arena_plugins import softplay
+from arena_plugins import decisions, softplay
 from arena_plugins.scripted import BAYES, ScriptedSeat
 
 COMPILED_SEATS = ["bayes", "pressure", "random", "colluder", "colluder:bayes"]
@@ -457,10 +457,10 @@ def test_the_c_table_keeps_the_tally_a_reporter_declares_and_the_audit_takes_it(
 
 
 def test_with_no_tally_declared_the_compiled_audit_reads_the_log_as_the_python_one(tmp_path):
-    """With the soft-play plugin blocked nobody declares a tally: the C table plays on,
-    and the reporters that read the soft-play figures from the log (the collusion flags,
+    """With the soft-play and decisions plugins blocked nobody declares a tally: the C table
+    plays on, and the reporters that read the soft-play figures from the log (the collusion flags,
     the reasoning counts) give both engines the same sections."""
-    blocked = load({"ARENA_BLOCK_PLUGINS": "softplay"})
+    blocked = load({"ARENA_BLOCK_PLUGINS": "softplay,decisions"})
     assert not any(r.compiled for r in blocked.registry.reporters.values())
     specs = tuple(SeatSpec.parse(s) for s in ("colluder", "random", "pressure", "colluder"))
     request = EpisodeRequest(seed=8, deals=40, seat_specs=specs)
@@ -475,7 +475,7 @@ def test_with_no_tally_declared_the_compiled_audit_reads_the_log_as_the_python_o
 def test_the_compiled_engine_built_from_a_table_setup_knows_the_soft_play_tally(host, tmp_path):
     """Built as the runner builds either engine (one TableSetup), the compiled engine knows
     the soft-play tally, under the figure the soft-play reporters read, with the numbers
-    that figure makes of the log; and its seats used no model."""
+    that figure makes of the log, and the decision read-out's; and its seats used no model."""
     request = EpisodeRequest(seed=4, deals=20, seat_specs=(SeatSpec("colluder"),) * 4)
     config = build_config(host.registry, request)
     policies = ("colluder",) * 4
@@ -488,9 +488,14 @@ def test_the_compiled_engine_built_from_a_table_setup_knows_the_soft_play_tally(
     engine.play()
     event_log.close()
     records = event_log.stream()
-    (known,) = engine.known().items()
+    known = engine.known()
+    assert set(known) == {softplay.tally, decisions.tally}  # the two figures declared
     from_log = softplay.tally(records)
-    assert known[0] is softplay.tally and from_log.bluff_thinking == [[], [], [], []]
-    assert known[1] == attrs.evolve(from_log, bluff_thinking=None)
+    assert from_log.bluff_thinking == [[], [], [], []]
+    assert known[softplay.tally] == attrs.evolve(from_log, bluff_thinking=None)
+    # The decision read-out folded from the C table's rows: what judging the log makes.
+    folded, judged = known[decisions.tally], decisions.tally(records)
+    assert all((folded[name] == judged[name]).all() for name in judged)
+    assert folded["counts"].sum() > 0
     assert sum(map(sum, from_log.faced)) > 0 and sum(from_log.false_bids) > 0
     assert engine.usage(records) == [None] * 4

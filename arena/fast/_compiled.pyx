@@ -6,12 +6,17 @@ from libc.stdint cimport int64_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memset
 
+import numpy as np
+
 from arena.fast.spec import TableSpec
 
 
 cdef extern from "table.h":
     ctypedef struct ft_u128 "ft_u128":
         pass
+    ctypedef struct ft_buffer:
+        char *data
+        size_t len, cap
     ctypedef struct ft_pcg64:
         ft_u128 state
         ft_u128 inc
@@ -54,10 +59,10 @@ cdef extern from "table.h":
         int64_t points[8]
         int64_t decisions[8]
         int64_t next_deal
-    ctypedef struct ft_buffer:
-        char *data
-        size_t len, cap
-    int FT_MAX_SEATS, FT_MAX_SYMBOLS, FT_MAX_HAND, FT_BANDS
+        int keep_rows
+        int64_t lines
+        ft_buffer rows
+    int FT_MAX_SEATS, FT_MAX_SYMBOLS, FT_MAX_HAND, FT_BANDS, FT_ROW_FIELDS
     int ft_play(ft_table *t, int64_t count, ft_buffer *out, ft_buffer *lines)
     uint64_t ft_integers(ft_pcg64 *r, uint64_t n)
 
@@ -95,7 +100,9 @@ cdef class CompiledTable:
     """One episode's table in C; :meth:`play` advances it by whole deals.
 
     With ``narrate``, each deal is also summed up for the terminal as
-    :class:`arena.render.Narrator` would (see :meth:`narration`).
+    :class:`arena.render.Narrator` would (see :meth:`narration`). With ``keep_rows``, each
+    decision's row (:func:`arena.grading.from_rows`'s layout) is kept until
+    :meth:`take_rows`.
     """
 
     cdef ft_table table
@@ -103,9 +110,13 @@ cdef class CompiledTable:
     cdef ft_buffer summary
     cdef bint narrate
 
-    def __cinit__(self, spec: TableSpec, narrate: bool = False):
+    def __cinit__(self, spec: TableSpec, narrate: bool = False, keep_rows: bool = False):
         self.narrate = narrate
         cdef ft_table *t = &self.table
+        t.keep_rows = keep_rows
+        t.lines = 0
+        t.rows.data = NULL
+        t.rows.len = t.rows.cap = 0
         if (spec.seats > FT_MAX_SEATS or len(spec.symbols) > FT_MAX_SYMBOLS
                 or spec.hand_size > FT_MAX_HAND):
             raise ValueError("the table is larger than the compiled engine holds")
@@ -159,6 +170,7 @@ cdef class CompiledTable:
         free(self.table.worth_band)
         free(self.buffer.data)
         free(self.summary.data)
+        free(self.table.rows.data)
 
     def play(self, int64_t deals) -> bytes:
         """The next ``deals`` deals' log lines (ASCII), each ending in a newline."""
@@ -167,6 +179,18 @@ cdef class CompiledTable:
         if ft_play(&self.table, deals, &self.buffer, &self.summary if self.narrate else NULL):
             raise MemoryError("the compiled table could not grow its line buffer")
         return self.buffer.data[: self.buffer.len]
+
+    @property
+    def rows_kept(self) -> int:
+        """Decisions' rows kept since the last :meth:`take_rows`."""
+        return self.table.rows.len // (FT_ROW_FIELDS * sizeof(int64_t))
+
+    def take_rows(self):
+        """The rows kept since the last call, as an int64 array of shape (n, 13), in play
+        order; the table keeps none of them after."""
+        kept = np.frombuffer(self.table.rows.data[: self.table.rows.len], dtype=np.int64)
+        self.table.rows.len = 0
+        return kept.reshape(-1, FT_ROW_FIELDS)
 
     def narration(self) -> str:
         """The terminal lines of the deals the last :meth:`play` played, each ending in a

@@ -9,12 +9,18 @@ reporter declares for it (the soft-play tallies: a
 :class:`~arena.registry.CompiledTally`), and hands it to the audit as known
 (:meth:`CompiledEngine.known`), so the audit need not parse the log back; which
 reporter declares it, the engine learns from the registry, never from a plugin import.
+Likewise a reporter that reads every decision (the decision read-out: a
+:class:`~arena.registry.CompiledDecisions`) gets each decision's row from the C table,
+judged :data:`arena.grading.CHUNK` at a time as :func:`arena.grading.judge` would judge
+the log, and folded as the deals are played, so its memory stays bounded too.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
+
+import numpy as np
 
 from arena import seeding
 from arena.engine import (
@@ -28,7 +34,9 @@ from arena.engine import (
 from arena.eventlog import EventLog
 from arena.fast._compiled import CompiledTable
 from arena.fast.spec import table_spec
-from arena.registry import CompiledTally, Reporter
+from arena.grading import CHUNK, ROW_FIELDS, from_rows
+from arena.modes import Mode
+from arena.registry import CompiledDecisions, CompiledTally, Reporter
 
 BATCH = 16
 """Deals played in C between two writes (and two chances for Ctrl-C to stop the run)."""
@@ -48,6 +56,7 @@ class CompiledEngine:
         provenance: dict | None = None,
         on_deals: Callable[[str, int], None] | None = None,
         tally: CompiledTally | None = None,
+        decisions: CompiledDecisions | None = None,
     ):
         self.config = config
         self.policies = list(policies)
@@ -59,7 +68,10 @@ class CompiledEngine:
         """What the C table keeps for the audit, or ``None`` when no reporter declares it."""
         self.order = seeding.table_order(config.seed, config.rules.seats)
         spec = table_spec(config.rules, config.seed, self.order, seats, tally)
-        self.table = CompiledTable(spec, narrate=on_deals is not None)
+        self.table = CompiledTable(
+            spec, narrate=on_deals is not None, keep_rows=decisions is not None
+        )
+        self.decisions = _Judging(decisions, config.rules.mode, config.rules.seats)
 
     @classmethod
     def build(cls, setup: TableSetup) -> CompiledEngine:
@@ -73,6 +85,7 @@ class CompiledEngine:
             setup.provenance,
             setup.on_deals,
             table_tally(setup.reporters),
+            declared(setup.reporters, CompiledDecisions),
         )
 
     def play(self) -> Outcome:
@@ -81,8 +94,10 @@ class CompiledEngine:
         for start in range(0, config.deals, BATCH):
             played = min(BATCH, config.deals - start)
             event_log.emit_deals(table.play(played))
+            self.decisions.take(table, whole=False)
             if self.on_deals is not None:
                 self.on_deals(table.narration(), start + played)
+        self.decisions.take(table, whole=True)
         result = settle("complete", config.deals, self.table.points)
         event_log.emit(result)
         tallies = tuple(SeatTally(decisions=n) for n in self.table.decisions)
@@ -91,9 +106,10 @@ class CompiledEngine:
     def known(self) -> dict[Any, Any]:
         """The declared tally as the C table kept it: the audit then reads no more than
         the log's header for it."""
-        if self.tally is None:
-            return {}
-        return {self.tally.figure: self.tally.from_table(**self.table.softplay())}
+        known = self.decisions.known()
+        if self.tally is not None:
+            known[self.tally.figure] = self.tally.from_table(**self.table.softplay())
+        return known
 
     def usage(self, records: Sequence[dict]) -> list[dict | None]:
         """Its seats call no model: none, without reading the log."""
@@ -103,5 +119,35 @@ class CompiledEngine:
 def table_tally(reporters: Iterable[Reporter]) -> CompiledTally | None:
     """The tally the C table keeps: the first declared, in the audit's (name) order. The
     table keeps one; a figure another reporter declares is read from the log as usual."""
-    declared = (r.compiled for r in sorted(reporters, key=lambda r: r.name))
-    return next((tally for tally in declared if tally is not None), None)
+    return declared(reporters, CompiledTally)
+
+
+def declared(reporters: Iterable[Reporter], kind: type) -> Any:
+    """The first ``kind`` of declaration in the audit's (name) order, or ``None``."""
+    found = (r.compiled for r in sorted(reporters, key=lambda r: r.name))
+    return next((entry for entry in found if isinstance(entry, kind)), None)
+
+
+class _Judging:
+    """A declared decisions figure, folded from the C table's rows in whole chunks of
+    :data:`arena.grading.CHUNK` (the rest waits for the next batch, or the episode's end),
+    so its chunks are the ones :func:`arena.grading.judge` would make of the log."""
+
+    def __init__(self, declared: CompiledDecisions | None, mode: Mode, seats: int):
+        self.declared = declared
+        self.mode, self.unseen = mode, (seats - 1) * mode.hand_size
+        self.fold = declared.start(seats) if declared is not None else None
+        self.pending = np.empty((0, ROW_FIELDS), dtype=np.int64)
+
+    def take(self, table: CompiledTable, whole: bool) -> None:
+        """Fold the whole chunks kept so far; with ``whole`` (the episode's end), all."""
+        if self.fold is None or (not whole and table.rows_kept + len(self.pending) < CHUNK):
+            return
+        rows = np.concatenate([self.pending, table.take_rows()])
+        kept = len(rows) if whole else len(rows) - len(rows) % CHUNK
+        for start in range(0, kept, CHUNK):
+            self.fold.add(from_rows(rows[start : start + CHUNK], self.mode, self.unseen))
+        self.pending = rows[kept:]
+
+    def known(self) -> dict[Any, Any]:
+        return {} if self.fold is None else {self.declared.figure: self.fold.value()}

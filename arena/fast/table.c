@@ -365,6 +365,19 @@ static void soft_facing(ft_table *t, int slot, const standing_bid *s, const int 
         soft->band_forgone[slot][s->slot][band] += t->worth[at];
 }
 
+/* --- the decision read-out's rows (arena.grading.judge) --------------------------------- */
+
+/* Appends one decision's row; -1 when the buffer cannot grow. */
+static int keep_row(ft_table *t, const int64_t row[FT_ROW_FIELDS])
+{
+    size_t size = FT_ROW_FIELDS * sizeof(int64_t);
+    if (reserve(&t->rows, size))
+        return -1;
+    memcpy(t->rows.data + t->rows.len, row, size);
+    t->rows.len += size;
+    return 0;
+}
+
 /* --- the engine (arena/engine.py) ------------------------------------------------------ */
 
 /* seeding.DealStreams + modes._uniform_hand: a block of hand_size words, then redraws */
@@ -425,6 +438,7 @@ static int play_deal(ft_table *t, int64_t number, ft_buffer *out, ft_buffer *lin
             t->decisions[slot]++;
             a = decide(t, slot, hands[slot], bids ? &standing : NULL);
         }
+        int64_t line = t->lines++;
         if (a.challenge) {
             int actual = 0;
             int face = t->symbols[standing.face];
@@ -432,6 +446,14 @@ static int play_deal(ft_table *t, int64_t number, ft_buffer *out, ft_buffer *lin
                 actual += face_count(t, hands[s], face);
             int winner = actual >= standing.quantity ? standing.slot : slot;
             int loser = actual >= standing.quantity ? slot : standing.slot;
+            if (t->keep_rows && !forced) {
+                int64_t row[FT_ROW_FIELDS] = {
+                    line, number, slot, 1, 0, standing.slot, face,
+                    standing.quantity - face_count(t, hands[slot], face), face, 0, 0, 0,
+                    winner == slot};
+                if (keep_row(t, row))
+                    return -1;
+            }
             t->points[winner] += 1;
             t->points[loser] -= 1;
             t->soft.deals++;
@@ -455,6 +477,17 @@ static int play_deal(ft_table *t, int64_t number, ft_buffer *out, ft_buffer *lin
         for (int s = 0; s < seats; s++)
             on_table += face_count(t, hands[s], t->symbols[a.face]);
         t->soft.false_bids[slot] += on_table < a.quantity;
+        if (t->keep_rows) {
+            int face = t->symbols[a.face];
+            int own = face_count(t, hands[slot], face);
+            int standing_face = bids ? t->symbols[standing.face] : t->symbols[0];
+            int64_t row[FT_ROW_FIELDS] = {
+                line, number, slot, 0, 0, bids ? standing.slot : -1, standing_face,
+                bids ? standing.quantity - face_count(t, hands[slot], standing_face) : 0,
+                face, a.quantity - own, own, on_table - a.quantity, 0};
+            if (keep_row(t, row))
+                return -1;
+        }
         standing.slot = slot;
         standing.quantity = a.quantity;
         standing.face = a.face;

@@ -49,6 +49,16 @@ typedef struct {
     int64_t decisions, deals;
 } ft_softplay;
 
+/* One decision as arena.grading.judge reads it from the log (its row layout, int64 each):
+ * ordinal, deal, slot, challenge, fallback, bidder (-1 opening), standing face, standing
+ * need, bid face, bid need, own count, table count - quantity, won. */
+#define FT_ROW_FIELDS 13
+
+typedef struct {
+    char *data;
+    size_t len, cap;
+} ft_buffer;
+
 typedef struct {
     int seats, hand_size, nsym, max_bids, max_q;
     int symbols[FT_MAX_SYMBOLS];
@@ -70,12 +80,10 @@ typedef struct {
     int64_t points[FT_MAX_SEATS];
     int64_t decisions[FT_MAX_SEATS];
     int64_t next_deal;
+    int keep_rows;       /* keep each decision's row in `rows` (a reporter declared it) */
+    int64_t lines;       /* bid and challenge lines so far, forced ones included */
+    ft_buffer rows;      /* FT_ROW_FIELDS int64 per decision, until the engine takes them */
 } ft_table;
-
-typedef struct {
-    char *data;
-    size_t len, cap;
-} ft_buffer;
 
 uint64_t ft_next64(ft_pcg64 *r);
 uint32_t ft_next32(ft_pcg64 *r);
