@@ -34,10 +34,23 @@ class IllegalReply(ValueError):
     """The reply does not yield exactly one legal action; ``str(e)`` is the reason."""
 
 
+@attrs.frozen
+class Unusable:
+    """A reply its seat already knows names no action, with the seat's own reason (a model
+    cut off at its token limit mid-call): rule 11 rejects it with that reason as it is,
+    rather than a parser's guess at text it was never meant to read, and logs ``text``,
+    what the model wrote, as the rejected reply."""
+
+    reason: str
+    text: str = ""
+
+
 def parse_action(reply: Any) -> Action:
     """The action a reply names, checked for shape only (not legality)."""
     if isinstance(reply, (Bid, Challenge)):
         return reply
+    if isinstance(reply, Unusable):
+        raise IllegalReply(reply.reason)
     if isinstance(reply, str):
         return _parse_text(reply)
     if isinstance(reply, Mapping):
@@ -70,6 +83,8 @@ def loggable(reply: Any) -> Any:
     need follow) by its type alone."""
     if isinstance(reply, (Bid, Challenge)):
         return action_record(reply)
+    if isinstance(reply, Unusable):
+        return reply.text[:MAX_LOGGED_REPLY]
     if isinstance(reply, str):
         return reply[:MAX_LOGGED_REPLY]
     if _nested_past(reply, MAX_LOGGED_DEPTH):

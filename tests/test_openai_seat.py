@@ -184,7 +184,9 @@ def test_a_length_stop_with_no_action_is_rule_11s_unparseable_reply_saying_so(ho
         records = one_decision(host, server, cut_off(reasoning="so many dice to count"))
     rejected = [r for r in records if r["type"] == "rejected"]
     assert len(rejected) == 1
-    assert "finish_reason length" in rejected[0]["reason"]
+    assert rejected[0]["reason"].startswith(
+        "cut off at the token limit before an action (finish_reason length)"
+    )
     # Its reasoning is logged with the rejection, and the second ask names the reason.
     assert rejected[0]["thinking"] == [{"type": "thinking", "text": "so many dice to count"}]
     assert "finish_reason length" in server.completions[1]["messages"][1]["content"]

@@ -192,7 +192,9 @@ def test_a_model_that_never_stops_costs_a_decision_at_most_its_deadline(tmp_path
 def test_the_output_cap_reaches_the_server_in_the_field_it_honours(tmp_path):
     """The seat's ``max_tokens=`` goes to llama-cpp-python as ``max_tokens`` (it ignores
     ``max_completion_tokens``): a model that never stops writes exactly the cap, each call,
-    and the seat's turn is rule 11's, never a fault."""
+    and the seat's turn is rule 11's, never a fault. The server says ``tool_calls`` of a
+    forced call it cut mid-argument; the seat sees the cut by the cap spent, and its
+    rejection says so, quoting the call's arguments so far."""
     model = write_babbling_model(tmp_path / "babbling.gguf")
     with llama_server(model, tmp_path) as server:
         seats = [server.seat("honest", max_tokens=40), "bayes", "bayes", "bayes"]
@@ -203,6 +205,14 @@ def test_the_output_cap_reaches_the_server_in_the_field_it_honours(tmp_path):
     assert not [r for r in records if r["type"] == "fault"], stderr
     rejected = [r for r in records if r["type"] == "rejected"]
     assert rejected and all('"notes": "aaaa' in r["reply"] for r in rejected)
+    for rejection in rejected:
+        reason = rejection["reason"]
+        assert reason.startswith("cut off at the token limit before an action"), reason
+        assert '"notes": "aaaa' in reason  # the model's own text, bounded
+    # The forced call's cut (before the seat steps down to a shape the server ends at
+    # ``length``): seen by the cap spent, though the server said ``tool_calls``.
+    spent = "(finish_reason tool_calls, the whole output cap spent)"
+    assert any(spent in r["reason"] for r in rejected)
     assert all(r["fallback"] is True for r in decisions(records) if r["slot"] == 0)
 
 

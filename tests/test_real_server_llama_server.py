@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 from llama_server import MODEL, missing_llama_server, native_llama_server, needed, quiet_env
-from tiny_gguf import CHALLENGE, OPEN, write_tiny_model
+from tiny_gguf import CHALLENGE, OPEN, write_babbling_model, write_tiny_model
 
 needed(missing_llama_server(), "the llama-server tests")
 
@@ -128,6 +128,38 @@ def test_seats_step_down_within_their_first_decision_without_jinja(no_jinja, tmp
     asked = {line["slot"] for line in usage}
     assert len(warned) == 2 * len(asked)
     assert all("HTTP 500: tools param requires --jinja flag" in line for line in warned)
+
+
+CUT_OFF = "cut off at the token limit before an action"
+
+
+def test_a_reply_cut_at_the_cap_is_one_rejection_saying_so(tmp_path):
+    """A model that never stops, capped at 40 tokens beside three bayes seats: llama-server
+    says ``length``, and each rejection is the seat's own sentence quoting what the model
+    wrote, not the text parser's "unparseable reply"; never a fault."""
+    model = write_babbling_model(tmp_path / "b.gguf")
+    log = tmp_path / "a.jsonl"
+    with native_llama_server(model, tmp_path, jinja=True) as server:
+        seats = [server.seat("honest", max_tokens=40), "bayes", "bayes", "bayes"]
+        done = subprocess.run(
+            [sys.executable, "-m", "arena.cli", "play", "--deals", "1", "--seed", "7"]
+            + ["--log", str(log)]
+            + [arg for seat in seats for arg in ("--seat", seat)],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            env=quiet_env(),
+            cwd=REPO,
+        )
+        assert done.returncode == 0, f"{done.stderr}\n{server.why()}"
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    assert not [r for r in records if r["type"] == "fault"]
+    rejected = [r for r in records if r["type"] == "rejected"]
+    assert rejected
+    for rejection in rejected:
+        reason = rejection["reason"]
+        assert reason.startswith(CUT_OFF + " (finish_reason length)"), reason
+        assert "unparseable" not in reason and "aaaa" in reason
 
 
 def request(prompt: str, **shape) -> dict:

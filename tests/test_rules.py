@@ -21,7 +21,7 @@ from referee import BASELINES, baseline_moves, replay
 from arena import hookimpl
 from arena.actions import Bid, Challenge
 from arena.modes import Mode
-from arena.replies import IllegalReply, check_legal, parse_action
+from arena.replies import IllegalReply, Unusable, check_legal, loggable, parse_action
 from arena.rules import (
     DEFAULT_MAX_BIDS,
     MAX_SEATS,
@@ -781,3 +781,14 @@ def test_poker_zero_is_a_biddable_face_and_bid_ordering_is_unchanged():
     standing = StandingBid(slot=0, quantity=4, face=9)
     assert rules.bid_error(4, 0, standing) is not None  # equal quantity, lower face
     assert rules.bid_error(5, 0, standing) is None
+
+
+def test_an_unusable_reply_is_rejected_with_its_seats_own_reason_and_logs_its_text():
+    # Rule 11: the seat knew its reply named no action (cut off mid-call); the rejection is
+    # its sentence, not the text parser's, and the log keeps what the model wrote.
+    cut = Unusable("cut off at the token limit before an action", '{"action": "bid", "qu')
+    with pytest.raises(IllegalReply) as rejected:
+        parse_action(cut)
+    assert str(rejected.value) == "cut off at the token limit before an action"
+    assert loggable(cut) == '{"action": "bid", "qu'
+    assert loggable(Unusable("why", "x" * 5000)) == "x" * 4000  # the logged reply's cap

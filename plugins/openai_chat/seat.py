@@ -104,6 +104,7 @@ class OpenAISeat:
         return Reply(answer.content, usage=answer.usage, thinking=answer.thinking, shape=shape)
 
     def _ask(self, view: SeatView, until: float) -> Answer:
+        cap = self.seat.max_tokens or DEFAULT_MAX_TOKENS
         request = build_request(
             view,
             self.rules,
@@ -111,7 +112,7 @@ class OpenAISeat:
             self.seat.model,
             self.shape,
             strict=self.openai,
-            cap=(self.cap_field, self.seat.max_tokens or DEFAULT_MAX_TOKENS),
+            cap=(self.cap_field, cap),
             reasoning_effort=self.seat.reasoning_effort,
         )
         headers = withheld_headers(self.place)
@@ -120,7 +121,7 @@ class OpenAISeat:
             raw = self.client.chat.completions.with_raw_response.create(
                 **request, extra_headers=headers
             )
-            answer = read_completion(decode(raw.http_response.content))
+            answer = read_completion(decode(raw.http_response.content), cap)
             return answer, rate_tokens(answer.usage)
 
         try:

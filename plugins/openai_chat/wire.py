@@ -37,6 +37,7 @@ from typing import Any
 import attrs
 
 from arena.events import Thought
+from arena.replies import Unusable
 from arena.rules import TableRules
 from arena.view import SeatView
 from arena_plugins.model_seat.action import (
@@ -57,7 +58,7 @@ FORCED, AUTO, JSON_SCHEMA, TEXT = "forced", "auto", "json_schema", "text"
 SHAPES = (FORCED, AUTO, JSON_SCHEMA, TEXT)
 """The request shapes, the one a seat starts with first."""
 REASONING_FIELDS = ("reasoning", "reasoning_content")
-CUT_OFF = "cut off at the token limit (finish_reason length) before an action"
+CUT_OFF = "cut off at the token limit before an action"
 """The text a ``length`` stop with no action is read as: rule 11 rejects it, naming it."""
 
 
@@ -165,9 +166,12 @@ class Answer:
     """The message's own text, as a warning may quote it."""
 
 
-def read_completion(body: dict[str, Any]) -> Answer:
+def read_completion(body: dict[str, Any], cap: int) -> Answer:
     """A chat completion's JSON as the seat's answer; :class:`UnreadableReply` (with the
-    usage, when that much was valid) for anything not in the API's shape."""
+    usage, when that much was valid) for anything not in the API's shape. ``cap`` is the
+    output cap the request sent: a reply that spent all of it was cut off, whatever its
+    ``finish_reason`` says (llama-cpp-python's server says ``tool_calls`` for a forced call
+    it cut mid-argument)."""
     used = usage_of(body)
     try:
         choices = field(body, "choices", list)
@@ -183,7 +187,9 @@ def read_completion(body: dict[str, Any]) -> Answer:
         unreadable.usage = used
         raise
     called = any(name == TOOL_NAME for name, _ in calls)
-    return Answer(read_reply(calls, content, finish), used, thinking, called, content)
+    spent = used["output_tokens"] >= cap
+    reply = read_reply(calls, content, finish, spent)
+    return Answer(reply, used, thinking, called, content)
 
 
 def _content(message: dict[str, Any]) -> str:
@@ -200,14 +206,28 @@ def _call(call: Any) -> tuple[str, Any]:
     return name, field(call, "function.arguments", (str, dict))
 
 
-def read_reply(calls: list[tuple[str, Any]], content: str, finish: str | None) -> Any:
-    """What the engine should parse: the ``act`` call's arguments, else the message's text;
-    for a ``length`` stop that left no whole action, :data:`CUT_OFF` and the text so far
-    (which rule 11 rejects, and the log keeps)."""
+def read_reply(
+    calls: list[tuple[str, Any]], content: str, finish: str | None, spent: bool = False
+) -> Any:
+    """What the engine should parse: the ``act`` call's arguments, else the message's text.
+
+    A reply stopped at the token limit that holds no whole action (``finish_reason``
+    ``length``; or a call whose arguments are not whole when the reply ``spent`` the whole
+    cap) is :class:`~arena.replies.Unusable`: rule 11
+    rejects it saying it was cut off, with the start of what the model wrote (the call's
+    arguments so far, else its text), and the log keeps that text."""
     read = [_arguments(arguments) for name, arguments in calls if name == TOOL_NAME]
-    if finish == "length" and not _whole(read, content):
-        return f"{CUT_OFF}; the reply so far: {content}" if content else CUT_OFF
+    if (finish == "length" or (spent and read)) and not _whole(read, content):
+        so_far = content or next((a for a in read if isinstance(a, str)), "")
+        why = f"{CUT_OFF} (finish_reason {finish}, the whole output cap spent)"
+        if finish == "length":
+            why = f"{CUT_OFF} (finish_reason length)"
+        return Unusable(f"{why}; the reply so far: {so_far[:SO_FAR]!r}" if so_far else why, so_far)
     return read_action(read, content)
+
+
+SO_FAR = 160
+"""Characters of a cut-off reply its rejection quotes (the log keeps 4,000)."""
 
 
 def _whole(read: list[Any], content: str) -> bool:
