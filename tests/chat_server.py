@@ -33,9 +33,11 @@ documentation and users' reports describe it:
   without tool support: ``... does not support tools``; vLLM without a tool parser answers
   the same with its own words). The model writes its action as JSON in the content: exactly
   the JSON under a ``response_format`` ``json_schema``, else in a fenced block after a line
-  of prose. ``no-tools-no-schema`` is llama-server without ``--jinja``: tools and a
-  ``json_schema`` are each a 400 in its words (some of its builds answer these with a 500,
-  which a client would retry; the 400 is what a seat can act on).
+  of prose. ``no-tools-no-schema`` is a server with neither: tools and a ``json_schema``
+  are each a 400, in the words llama-server's builds from before its ``json_schema``
+  support used. Today's llama-server without ``--jinja`` takes a ``json_schema`` and
+  answers tools with a 500 (``tests/test_real_server_llama_server.py`` pins that, on the
+  real server), so this kind stands for the older builds and servers like them.
 
 Script items: :func:`move` (the model's action: a tool call when the request offers the
 tool, else JSON in the content; a string is sent as arguments that are not JSON),

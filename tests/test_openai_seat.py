@@ -135,8 +135,8 @@ def test_a_server_refusing_forced_tools_is_asked_with_auto_once_per_episode(host
 
 
 def test_a_server_with_no_tool_calling_is_read_from_json_in_text(host):
-    """llama-server without --jinja refuses tools and json_schema: the action comes back as a
-    fenced JSON block after a line of prose, which the same reader reads."""
+    """A server that refuses tools and json_schema (llama-server's older builds): the action
+    comes back as a fenced JSON block after a line of prose, which the same reader reads."""
     with ChatServer("no-tools-no-schema") as server:
         results, records = play(host, [spec(server), "bayes"], deals=3, seats=2)
     made = [r for r in decisions(records) if r["slot"] == 0 or r["fallback"] is False]
