@@ -30,6 +30,7 @@ fallback move (rule 11) is graded as the seat's own turn, as the audit counts it
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from functools import cache
 from typing import Any
 
 import attrs
@@ -210,17 +211,28 @@ standing need, bid face, bid need, own count of the bid's face, its table count 
 bid's quantity, won. The compiled engine's C table keeps the same rows (table.h)."""
 
 
+@cache
+def _odds(mode: Mode, unseen: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A table's exact tails by face index and need, each face's expected share of the
+    unseen symbols, and each symbol's face index: the same for every chunk of every
+    episode at that table (read-only)."""
+    faces = list(mode.symbols)
+    tails = np.array([tail_table(unseen, mode.face_p(f)) for f in faces])
+    shares = np.array([float(mode.face_p(f)) * unseen for f in faces])
+    at = np.zeros(max(faces) + 1, dtype=np.int64)
+    at[faces] = np.arange(len(faces))
+    for array in (tails, shares, at):
+        array.flags.writeable = False
+    return tails, shares, at
+
+
 def from_rows(rows: Sequence[Sequence[int]], mode: Mode, unseen: int) -> Decisions:
     """The columns of decisions' rows (:data:`ROW_FIELDS`), with each one's odds and grade."""
     columns = np.asarray(rows, dtype=np.int64).reshape(-1, ROW_FIELDS).T
     (ordinal, deal, slot, challenge, fallback, bidder, standing_face, standing_need, face,
      bid_need, own, surplus, won) = columns  # fmt: skip
     challenge = challenge.astype(bool)
-    faces = list(mode.symbols)
-    tails = np.array([tail_table(unseen, mode.face_p(f)) for f in faces])
-    shares = np.array([float(mode.face_p(f)) * unseen for f in faces])
-    at = np.zeros(max(faces) + 1, dtype=np.int64)
-    at[faces] = np.arange(len(faces))
+    tails, shares, at = _odds(mode, unseen)
 
     def chance(faces_of: np.ndarray, need: np.ndarray) -> np.ndarray:
         return tails[at[faces_of], np.clip(need, 0, unseen + 1)]

@@ -170,39 +170,35 @@ def _chunk_tally(d: Decisions, seats: int) -> dict[str, np.ndarray]:
     slot, bid = d.slot, ~d.challenge
     facing = d.bidder != NONE
     catchable = facing & (d.standing_p < 0.5)
-
-    def per_seat(weights: np.ndarray, where: np.ndarray) -> np.ndarray:
-        return np.bincount(slot[where], weights=weights[where], minlength=seats)
-
-    ones = np.ones(len(slot))
-    every = np.ones(len(slot), dtype=bool)
     chance = np.nan_to_num(d.bid_p)
-    columns = {
-        "decisions": per_seat(ones, every),
-        "fallbacks": per_seat(ones, d.fallback),
-        "bids": per_seat(ones, bid),
-        "chanceSum": per_seat(chance, bid),
-        "falseBids": per_seat(ones, bid & ~d.true),
-        "heldFaceBids": per_seat(ones, d.held),
-        "overreachSum": per_seat(np.nan_to_num(d.overreach), bid),
-        "facings": per_seat(ones, facing),
-        "challenges": per_seat(ones, d.challenge),
-        "challengesWon": per_seat(ones, d.won),
-        "againstHand": per_seat(ones, d.challenge & (d.standing_p >= 0.5)),
-        "againstCertain": per_seat(ones, d.challenge & (d.standing_need <= 0)),
-        "catchable": per_seat(ones, catchable),
-        "missedCatches": per_seat(ones, catchable & bid),
-        "forgoneSum": per_seat(d.loss, catchable & bid),
-    }
-    counts = np.stack([columns[name] for name in COUNTS], axis=1)
-    cell = slot * BINS + np.minimum(BINS - 1, (chance * BINS).astype(np.int64))
-    bins = np.stack(
+    missed = catchable & bid
+    columns = np.column_stack(
         [
-            np.bincount(cell[bid], weights=w[bid], minlength=seats * BINS)
-            for w in (ones, chance, d.true.astype(float))
-        ],
-        axis=1,
-    ).reshape(seats, BINS, 3)
+            np.ones(len(slot)),  # decisions
+            d.fallback,
+            bid,
+            chance,  # 0 for a challenge
+            bid & ~d.true,
+            d.held,
+            np.nan_to_num(d.overreach),  # 0 for a challenge
+            facing,
+            d.challenge,
+            d.won,
+            d.challenge & (d.standing_p >= 0.5),  # against its hand
+            d.challenge & (d.standing_need <= 0),  # against a certain bid
+            catchable,
+            missed,
+            np.where(missed, d.loss, 0.0),  # forgone
+        ]
+    ).astype(float)
+    # One bincount over (seat, column), adding each cell's decisions in log order.
+    cells = (slot[:, None] * len(COUNTS) + np.arange(len(COUNTS))).ravel()
+    counts = np.bincount(cells, columns.ravel(), seats * len(COUNTS)).reshape(seats, -1)
+    cell = (slot * BINS + np.minimum(BINS - 1, (chance * BINS).astype(np.int64)))[bid]
+    per_bid = columns[bid][:, [0, _AT["chanceSum"], 4]]  # 1, p, true (not false: 1 - false)
+    per_bid[:, 2] = 1.0 - per_bid[:, 2]
+    bin_cells = (cell[:, None] * 3 + np.arange(3)).ravel()
+    bins = np.bincount(bin_cells, per_bid.ravel(), seats * BINS * 3).reshape(seats, BINS, 3)
     graded = np.bincount(slot * 4 + d.grade, minlength=seats * 4).reshape(seats, 4)[:, 1:]
     band = np.minimum(STRATA - 1, (np.nan_to_num(d.standing_p) * STRATA).astype(np.int64))
     pair = (slot * seats + d.bidder) * STRATA + band
@@ -227,7 +223,7 @@ COMPILED = CompiledDecisions(tally, Fold)
 compiled episode's read-out does not read its log back."""
 
 
-def ratio(totals: np.ndarray, figure: str) -> float | None:
+def ratio(totals: Sequence[float], figure: str) -> float | None:
     """A ratio figure of a seat's summed tallies (a :data:`COUNTS` row); ``None`` with no
     denominator."""
     numerator, denominator = RATIOS[figure]
@@ -235,12 +231,12 @@ def ratio(totals: np.ndarray, figure: str) -> float | None:
     return float(totals[_AT[numerator]] / below) if below > 0 else None
 
 
-def calibration_gap(bins: np.ndarray) -> float | None:
+def calibration_gap(bins: Sequence[Sequence[float]]) -> float | None:
     """sum over bins of |true bids - sum(p)| / bids; ``bins`` rows are (bids, sum p, true)."""
-    bids = bins[:, 0].sum()
+    bids = sum(row[0] for row in bins)
     if bids <= 0:
         return None
-    return float(np.abs(bins[:, 2] - bins[:, 1]).sum() / bids)
+    return float(sum(abs(row[2] - row[1]) for row in bins) / bids)
 
 
 def excess(opponents: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
@@ -254,7 +250,8 @@ def excess(opponents: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     seen = total > 0
     if seen.sum() < 2:
         return None
-    observed, expected = challenged.sum(axis=1), faced @ rate
+    observed, expected = challenged.sum(axis=1), (faced * rate).sum(axis=1)  # not BLAS:
+    # a sum numpy adds in one fixed order on every machine
     return total, np.where(seen, (observed - expected) / np.where(seen, total, 1), 0.0)
 
 
@@ -287,23 +284,13 @@ def targeting(opponents: np.ndarray) -> float | None:
     return math.sqrt(float((faced * beyond**2).sum() / faced.sum()))
 
 
-def _opponents(faced: np.ndarray, challenged: np.ndarray, counts: np.ndarray, slot: int):
-    """Slot ``slot``'s :data:`OPPONENT_ROW` rows over the other slots of one episode."""
-    rows = [
-        [*faced[slot, b], *challenged[slot, b], counts[b, _AT["bids"]], counts[b, _AT["falseBids"]]]
-        for b in range(len(faced))
-        if b != slot
-    ]
-    return np.array(rows, dtype=float)
-
-
-def figures(totals: np.ndarray, bins: np.ndarray, opponents: np.ndarray) -> dict[str, Any]:
-    """Every figure of one seat (or one entrant's pooled tallies), by name."""
+def episode_figures(totals: Sequence[float], bins: Sequence[Sequence[float]]) -> dict[str, Any]:
+    """One seat's figures in one episode: the ratios and the calibration gap. Not
+    ``followsBluffs`` or ``targeting``: within an episode a seat faces only the seat before
+    it (rule 5, and the table order is fixed), so they need the episodes a league pools."""
     return {
         **{name: ratio(totals, name) for name in RATIOS},
         "calibrationGap": calibration_gap(bins),
-        "followsBluffs": follows_bluffs(opponents),
-        "targeting": targeting(opponents),
     }
 
 
@@ -312,17 +299,19 @@ def section(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     by opponent and figures."""
     made = tally(records)
     counts, bins = made["counts"], made["bins"]
+    faced, challenged = made["faced"].tolist(), made["challenged"].tolist()
+    grades = made["grades"].tolist()
     seats = []
-    for slot, row in enumerate(counts):
-        opponents = _opponents(made["faced"], made["challenged"], counts, slot)
+    for slot, row in enumerate(counts.tolist()):
+        calibration = [[int(n), chance, int(true)] for n, chance, true in bins[slot].tolist()]
         seats.append(
             {
                 **{name: _number(value) for name, value in zip(COUNTS, row, strict=True)},
-                "calibration": [[_number(v) for v in entry] for entry in bins[slot]],
-                "grades": dict(zip(GRADES, map(int, made["grades"][slot]), strict=True)),
-                "faced": [[int(n) for n in row] for row in made["faced"][slot]],
-                "challenged": [[int(n) for n in row] for row in made["challenged"][slot]],
-                "figures": figures(row, bins[slot], opponents),
+                "calibration": calibration,
+                "grades": dict(zip(GRADES, grades[slot], strict=True)),
+                "faced": faced[slot],
+                "challenged": challenged[slot],
+                "figures": episode_figures(row, calibration),
             }
         )
     return {"seats": seats}

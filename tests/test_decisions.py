@@ -211,9 +211,7 @@ def test_every_figure_of_the_hand_written_episode():
         "missedCatches": 1.0,  # 1 of 1 facing under 1/2
         "forgonePerFacing": 1.0,  # 1 / 1
         "calibrationGap": 0.0,  # bin 9: 1 bid, p 1, true; bin 0: 1 bid, p 0, false
-        "followsBluffs": None,  # it faced one opponent only
-        "targeting": None,
-    }
+    }  # no followsBluffs or targeting: in one episode a seat faces only the seat before it
     f1 = s1["figures"]
     # s1: 2x2 (p 91/216, true, held, overreach 0.5), 3x6 (p 1/216, false, 2.5); facings:
     # 1x2 at p 1 (raised: no loss), 5x6 at p 0 (challenged, won).
