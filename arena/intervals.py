@@ -22,38 +22,59 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+
 import numpy as np
 
 ALPHA = 0.05
 """Two-sided: 95% intervals unless a caller says otherwise."""
 
 
-def t_quantile(clusters: int, alpha: float = ALPHA) -> float:
-    """Student's t at ``1 - alpha / 2`` with ``clusters - 1`` degrees of freedom."""
+def t_quantile(clusters, alpha: float = ALPHA):
+    """Student's t at ``1 - alpha / 2`` with ``clusters - 1`` degrees of freedom (a number,
+    or an array of them)."""
     from scipy import stats  # only a command that draws an interval pays scipy's import
 
-    return float(stats.t.ppf(1 - alpha / 2, clusters - 1))
+    return stats.t.ppf(1 - alpha / 2, np.asarray(clusters) - 1)
+
+
+def ratio_columns(
+    numerators: np.ndarray, denominators: np.ndarray, alpha: float = ALPHA
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Column by column (rows are clusters): the ratio sum(y) / sum(x), its t-interval's
+    half-width, and how many clusters held data (``x > 0``). The half-width is infinite
+    under two clusters (no spread to measure), and the ratio NaN with no data."""
+    y = np.asarray(numerators, dtype=float)
+    x = np.asarray(denominators, dtype=float)
+    present = x > 0
+    clusters = present.sum(0)
+    total = x.sum(0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratio = y.sum(0) / total
+        residual = np.where(present, y - ratio * x, 0.0)
+        spread = np.sqrt(clusters / (clusters - 1) * (residual**2).sum(0))
+        half = t_quantile(clusters, alpha) * spread / total
+    return ratio, np.where(clusters >= 2, half, np.inf), clusters
 
 
 def ratio_t(
     numerators: Sequence[float], denominators: Sequence[float], alpha: float = ALPHA
 ) -> tuple[float | None, tuple[float, float] | None, int]:
     """sum(numerators) / sum(denominators), its ``1 - alpha`` t-interval, and how many
-    clusters held data (``denominators > 0``). The estimate is ``None`` with no data."""
-    y = np.asarray(numerators, dtype=float)
-    x = np.asarray(denominators, dtype=float)
-    present = x > 0
-    clusters = int(present.sum())
-    total = float(x.sum())
-    if total <= 0:
-        return None, None, clusters
-    ratio = float(y.sum()) / total
-    if clusters < 2:
-        return ratio, None, clusters
-    residual = (y - ratio * x)[present]
-    spread = math.sqrt(clusters / (clusters - 1) * float((residual**2).sum()))
-    half = t_quantile(clusters, alpha) * spread / total
-    return ratio, (ratio - half, ratio + half), clusters
+    clusters held data (``denominators > 0``). The estimate is ``None`` with no data, the
+    interval ``None`` under two clusters."""
+    ratio, half, clusters = ratio_columns(
+        np.asarray(numerators, dtype=float)[:, None],
+        np.asarray(denominators, dtype=float)[:, None],
+        alpha,
+    )
+    count = int(clusters[0])
+    if not np.isfinite(ratio[0]):
+        return None, None, count
+    value = float(ratio[0])
+    if count < 2:
+        return value, None, count
+    width = float(half[0])
+    return value, (value - width, value + width), count
 
 
 def jackknife_t(
@@ -77,5 +98,5 @@ def jackknife_t(
     values = np.asarray(left_out, dtype=float)
     n = len(values)
     spread = math.sqrt((n - 1) / n * float(((values - values.mean()) ** 2).sum()))
-    half = t_quantile(n, alpha) * spread
+    half = float(t_quantile(n, alpha)) * spread
     return whole, (whole - half, whole + half)

@@ -46,6 +46,7 @@ from openskill.models import PlackettLuce
 from scipy import stats
 
 from arena import seeding
+from arena.intervals import ratio_columns
 
 MIN_TABLES = 10
 """Fewest plain tables over which bench/coverage.py measured the intervals to cover at
@@ -322,19 +323,13 @@ class Tables:
 
         A table where a column has no data (an entrant who did not sit there) is not one
         of its tables. The ratio R's residual at table g is e_g = y_g - R x_g; its
-        standard error is sqrt(G / (G - 1) * sum(e_g^2)) / sum(x_g) over the G tables.
+        standard error is sqrt(G / (G - 1) * sum(e_g^2)) / sum(x_g) over the G tables
+        (:func:`arena.intervals.ratio_columns`, which the decision read-out's figures draw
+        by too); under two tables nothing is ruled out.
         """
         alpha = self.alpha if alpha is None else alpha
-        present = denominator > 0
-        tables = present.sum(0)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            ratio = numerator.sum(0) / denominator.sum(0)
-            residual = np.where(present, numerator - ratio * denominator, 0.0)
-            spread = np.sqrt(tables / (tables - 1) * (residual**2).sum(0))
-            half = stats.t.ppf(1 - alpha / 2, tables - 1) * spread / denominator.sum(0)
+        ratio, half, tables = ratio_columns(numerator, denominator, alpha)
         low, high = bounds
-        # fewer than two tables: no spread to measure, so nothing is ruled out
-        half = np.where(tables >= 2, half, np.inf)
         interval = np.stack([np.clip(ratio - half, low, high), np.clip(ratio + half, low, high)])
         return interval.T, tables
 
