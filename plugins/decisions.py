@@ -108,8 +108,11 @@ RATIOS = {
 }
 """Each ratio figure's (numerator, denominator) tally."""
 
-FIGURES = (*RATIOS, "calibrationGap", "followsBluffs", "targeting")
-"""Every figure, in the order tables show them."""
+GRADE_RATES = {f"{grade}Rate": grade for grade in GRADES}
+"""Pooled per entrant: each grade's share of its decisions (``blunderRate``, ...)."""
+
+FIGURES = (*RATIOS, "calibrationGap", "followsBluffs", "targeting", *GRADE_RATES)
+"""Every figure, in the order tables show them (the last four pooled only)."""
 
 UNBOUNDED = ("overreach", "followsBluffs")
 """The figures that are not a share between 0 and 1: every other interval is clipped to
@@ -374,7 +377,8 @@ def _entrant(parts: list[tuple], names: list[str]) -> dict[str, Any]:
     counts = np.stack([part[0] for part in parts])
     bins = np.stack([part[1] for part in parts])
     opponents = np.stack([part[2] for part in parts])
-    grades = np.stack([part[3] for part in parts]).sum(axis=0)
+    graded = np.stack([part[3] for part in parts])
+    grades = graded.sum(axis=0)
     found = {}
     for figure, (numerator, denominator) in RATIOS.items():
         value, ci, _ = ratio_t(counts[:, _AT[numerator]], counts[:, _AT[denominator]])
@@ -388,6 +392,10 @@ def _entrant(parts: list[tuple], names: list[str]) -> dict[str, Any]:
     ):
         value, ci = jackknife_t(statistic, parts_of)
         found[figure] = _interval(figure, value, ci, JACKKNIFE_T, n)
+    decided = counts[:, _AT["decisions"]]
+    for figure, grade in GRADE_RATES.items():
+        value, ci, _ = ratio_t(graded[:, GRADES.index(grade)], decided)
+        found[figure] = _interval(figure, value, ci, RATIO_T, decided.sum())
     total_bins = bins.sum(axis=0)
     total_opponents = opponents.sum(axis=0)
     episodes = len(parts)

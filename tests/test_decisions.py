@@ -350,6 +350,14 @@ def test_pooling_sums_each_entrants_seats_per_episode():
     assert bluff["value"] == pytest.approx(2 / 3) and bluff["ci"] == [0.0, 1.0]
     # Grades add up: A's s0 one blunder, B's s3 two.
     assert x["grades"] == {"inaccuracy": 0, "mistake": 0, "blunder": 3, "decisions": 5}
+    # blunderRate: 1 of 2 decisions in A, 2 of 3 in B: R = 3/5; residuals 1 - 2(3/5) = -1/5
+    # and 2 - 3(3/5) = 1/5; se = sqrt(2 * 2/25) / 5 = (2/5) / 5; half = t(1) 2/25 = 1.02,
+    # so the share's interval is all of [0, 1] after clipping.
+    blunders = x["figures"]["blunderRate"]
+    assert blunders["value"] == pytest.approx(3 / 5) and blunders["n"] == 5
+    half = T_975[1] * 2 / 25
+    assert blunders["ci"] == [max(0.0, 3 / 5 - half), min(1.0, 3 / 5 + half)] == [0.0, 1.0]
+    assert x["figures"]["mistakeRate"]["value"] == 0.0
     # Calibration: bin 0 holds A's 5x6 and B's 5x5 (p 0, false), bin 9 A's 1x2 (true).
     assert x["calibration"][0] == {
         "low": 0.0, "high": 0.1, "bids": 2, "meanChance": 0.0, "trueRate": 0.0,
