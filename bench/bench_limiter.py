@@ -32,7 +32,7 @@ class Summing(Limiter):
             self._started.popleft()
         while self._tokens and self._tokens[0][0] <= now - WINDOW:
             self._tokens.popleft()
-        waits = [self.paused.until() - time.time()]
+        waits = [0.0]
         if limits.max_in_flight is not None and self.in_flight >= limits.max_in_flight:
             waits.append(0.05)
         if limits.requests_per_minute and len(self._started) >= limits.requests_per_minute:

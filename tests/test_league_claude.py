@@ -182,8 +182,8 @@ def test_a_429_with_retry_after_holds_every_seat_not_only_the_one_told(monkeypat
     told_a = threading.Event()
     pause = limiter.LIMITER.pause
 
-    def pause_and_tell(seconds: float) -> None:
-        pause(seconds)
+    def pause_and_tell(seconds: float, endpoint) -> None:
+        pause(seconds, endpoint)
         told_a.set()
 
     monkeypatch.setattr(limiter.LIMITER, "pause", pause_and_tell)

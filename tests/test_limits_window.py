@@ -7,29 +7,17 @@ kept with its time, the window re-read whole at each check.
 
 from __future__ import annotations
 
-import math
-
 from hypothesis import given
 from hypothesis import strategies as st
 
 from arena.limits import WINDOW, Limiter, Limits
 
 
-class Never:
-    """A pause board with no pause, so a wait is the windows' alone."""
-
-    def until(self) -> float:
-        return -math.inf
-
-    def extend(self, until: float) -> None:
-        raise AssertionError("nothing here pauses")
-
-
 def summed_wait(limits: Limits, now: float, in_flight: int, starts, replies) -> float:
     """The wait as the window's sums say, from every start and reply ever recorded."""
     started = [t for t in starts if t > now - WINDOW]
     tokens = [(t, n) for t, n in replies if t > now - WINDOW]
-    waits = [-math.inf]
+    waits = [0.0]  # nothing in the windows: start now
     if limits.max_in_flight is not None and in_flight >= limits.max_in_flight:
         waits.append(0.05)
     if limits.requests_per_minute and len(started) >= limits.requests_per_minute:
@@ -58,7 +46,7 @@ LIMITS = st.builds(
 @given(LIMITS, STEPS)
 def test_the_running_totals_wait_exactly_as_long_as_summing_the_window(limits, steps):
     clock = [1000.0]
-    limiter = Limiter(limits, clock=lambda: clock[0], pause=Never())
+    limiter = Limiter(limits, clock=lambda: clock[0])
     starts, replies, open_requests = [], [], []
     for step, value in steps:
         if step == "advance":
@@ -85,7 +73,7 @@ def test_the_running_totals_wait_exactly_as_long_as_summing_the_window(limits, s
 
 def test_a_token_limit_holds_requests_until_its_replies_leave_the_window():
     clock = [1000.0]
-    limiter = Limiter(Limits(tokens_per_minute=1000), clock=lambda: clock[0], pause=Never())
+    limiter = Limiter(Limits(tokens_per_minute=1000), clock=lambda: clock[0])
     for tokens, at in ((600, 0.0), (500, 10.0)):
         clock[0] = 1000.0 + at
         with limiter.request() as used:
@@ -94,4 +82,4 @@ def test_a_token_limit_holds_requests_until_its_replies_leave_the_window():
         assert limiter._wait() == 50.0  # until the 600 of t=0 are a minute old
     clock[0] = 1060.0
     with limiter._changed:
-        assert limiter._wait() == -math.inf  # 500 left in the window: under the limit
+        assert limiter._wait() == 0.0  # 500 left in the window: under the limit

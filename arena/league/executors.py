@@ -18,8 +18,9 @@ in flight), so the runner decides what starts (budget) and in which order.
   ended the process in its own words).
 
 Which flags each executor applies is :data:`EXECUTOR_FLAGS`. Worker processes and
-Ray tasks each get a share of the API limits and one league-wide 429 pause
-(:mod:`arena.limits`: shared memory for processes, an actor for Ray).
+Ray tasks each get a share of the API limits and one league-wide board of 429
+pauses, one per endpoint (:mod:`arena.limits`: shared memory for processes, an
+actor for Ray).
 
 A worker that dies (kill -9, a lost Ray node) is not the table's fault: its
 table is played again from the same seed on another worker, up to
@@ -45,6 +46,7 @@ import multiprocessing
 import os
 import queue
 import re
+import secrets
 import signal
 import socket
 import sys
@@ -61,7 +63,7 @@ from arena.extras import install_hint
 from arena.league.config import LeagueError
 from arena.league.schedule import Fixture
 from arena.league.store import challenge_points, compress_log, results_text
-from arena.limits import Limits, PauseBoard, SharedPause
+from arena.limits import SALT_BYTES, Limits, Pause, PauseBoard, SharedPause
 from arena.loopback import is_loopback
 from arena.plugins import PluginHost, load
 from arena.runner import run_episode
@@ -335,7 +337,7 @@ class Ray:
         # Ray plays a table again when its worker or node dies (system failures), but
         # never for the table's own exception (retry_exceptions off).
         self.remote = ray.remote(max_retries=RETRIES, retry_exceptions=False)(_ray_task)
-        self.pause = RayPause(ray.remote(num_cpus=0)(_PauseKeeper).remote())
+        self.pause = RayPause(ray.remote(num_cpus=0)(Pause).remote())
         """Every task's 429 pause (:mod:`arena.limits`)."""
         self.running: dict[Any, Fixture] = {}
         named = address not in (None, "auto")
@@ -474,40 +476,30 @@ def _join_failure(address: str | None, exc: BaseException) -> str:
     return reason
 
 
-class _PauseKeeper:
-    """A Ray actor holding the league's pause deadline (wall-clock seconds)."""
-
-    def __init__(self) -> None:
-        self.deadline = 0.0
-
-    def until(self) -> float:
-        return self.deadline
-
-    def extend(self, until: float) -> None:
-        self.deadline = max(self.deadline, until)
-
-
 class RayPause:
-    """The league's pause as a :class:`_PauseKeeper` actor that every Ray task's limiter
-    reads before each request: Ray's workers share no memory and may run on other
+    """The league's pause as a :class:`~arena.limits.Pause` actor that every Ray task's
+    limiter reads before each request: Ray's workers share no memory and may run on other
     machines, and one actor call (about a millisecond, on the cluster's network) is
-    small beside an API call of seconds. An actor that does not answer within
+    small beside an API call of seconds. The endpoints' names are salted here, with this
+    handle's salt, which every task receives with it (the actor's own goes unused); the
+    actor holds only those names and deadlines. An actor that does not answer within
     :data:`PROBE_SECONDS` (its node lost) counts as no pause; the league's head watch
     stops the league."""
 
     def __init__(self, keeper: Any):
         self.keeper = keeper
+        self.salt = secrets.token_bytes(SALT_BYTES)
 
-    def until(self) -> float:
+    def until(self, endpoint: int) -> float:
         import ray
 
         try:
-            return ray.get(self.keeper.until.remote(), timeout=PROBE_SECONDS)
+            return ray.get(self.keeper.until.remote(endpoint), timeout=PROBE_SECONDS)
         except ray.exceptions.RayError:
             return 0.0
 
-    def extend(self, until: float) -> None:
-        self.keeper.extend.remote(until)
+    def extend(self, endpoint: int, until: float) -> None:
+        self.keeper.extend.remote(endpoint, until)
 
 
 _ray_host: PluginHost | None = None

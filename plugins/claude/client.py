@@ -6,7 +6,8 @@ policy (:mod:`arena_plugins.model_seat.retries`) owns them: transient faults
 (HTTP 408, 409, 429, any 5xx including 529 overloaded, connection errors,
 timeouts) are retried with backoff, a ``retry-after`` waited exactly, and what is
 left becomes :class:`~arena_plugins.model_seat.retries.ApiUnavailable`. Every
-reply's headers pass the core's hook that pauses every seat of the league.
+reply's headers pass the core's hook that pauses every seat of the league calling
+the same endpoint (base URL and key).
 
 The base URL is the SDK's own setting (``ANTHROPIC_BASE_URL``), so any endpoint
 that speaks the Messages API, such as the tests' loopback server, can stand in;
@@ -32,7 +33,8 @@ from arena_plugins.model_seat.reply_body import UnreadableReply, decode, field
 from arena_plugins.model_seat.retries import (
     RetryBounds,
     call_with_retries,
-    pause_every_seat,
+    endpoint_at,
+    pause_endpoint,
     sdk_wire,
 )
 from arena_plugins.model_seat.usage import count, part_of, rate_tokens, usage
@@ -66,7 +68,10 @@ def base_url(environ: Mapping[str, str]) -> str:
 @functools.cache
 def _shared_client(api_key: str, bounds: RetryBounds, url: str) -> anthropic.Anthropic:
     hooks = client_hooks(origin_of(url))
-    hooks["response"].append(functools.partial(pause_every_seat, longest=bounds.total))
+    pause = functools.partial(
+        pause_endpoint, endpoint=endpoint_at(url, api_key), longest=bounds.total
+    )
+    hooks["response"].append(pause)
     return anthropic.Anthropic(
         api_key=api_key,
         base_url=url,
@@ -105,7 +110,8 @@ def create_message(
         content, used = read_message(decode(raw.http_response.content))
         return (content, used), rate_tokens(used)
 
-    return call_with_retries(WIRE, call, bounds, rng, sleep, until)
+    endpoint = endpoint_at(str(client.base_url), client.api_key)
+    return call_with_retries(WIRE, call, bounds, rng, sleep, until, endpoint=endpoint)
 
 
 def read_message(body: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, int]]:

@@ -14,10 +14,12 @@ a decision never runs past ``total`` whatever a server drips; and by
 non-transient one, becomes :class:`ApiUnavailable`: the seat could not answer,
 which the engine logs as a fault, not as an illegal move.
 
-Every reply's headers are read as they arrive (:func:`pause_every_seat`, an
+Every reply's headers are read as they arrive (:func:`pause_endpoint`, an
 HTTP client hook): a ``retry-after``, or an ``x-ratelimit-remaining-*`` of 0
-with its ``x-ratelimit-reset-*`` time, pauses every seat of the league
-(:mod:`arena.limits`), since the server limits the account, not the call.
+with its ``x-ratelimit-reset-*`` time, pauses every seat of the league that calls
+the same endpoint, the base URL's origin with the same key (:func:`endpoint_at`,
+:mod:`arena.limits`), since the server limits the account, not the call; seats of
+other endpoints keep playing.
 """
 
 from __future__ import annotations
@@ -32,9 +34,10 @@ import attrs
 import numpy as np
 import tenacity
 
-from arena.limits import LIMITER
+from arena.limits import LIMITER, Endpoint
 from arena.logs import get_logger
 from arena_plugins.model_seat.bounded import CallFault, PastDeadline, bounded_call
+from arena_plugins.model_seat.origin import origin_of
 from arena_plugins.model_seat.usage import rate_tokens
 
 log = get_logger(__name__)
@@ -193,17 +196,24 @@ def exhausted_wait(headers: Mapping[str, str]) -> float | None:
     return max(waits) if waits else None
 
 
-def pause_every_seat(response: Any, longest: float) -> None:
-    """An HTTP client's response hook (bind ``longest``, the seat's retry bound): what a
-    reply's headers ask for pauses every seat of the league as they arrive, for at most
-    ``longest``, as no other wait goes past it (a server asking for an hour would hold every
-    seat's next decision that long). Paused only later, from the retry hook, after the SDK
-    had read the body and raised, other seats sent 8 to 16 requests in the 20-115 ms that
-    took beside seven busy tables, and a seat with no retry left paused nobody
-    (docs/league.md)."""
+def endpoint_at(base_url: str, key: str | None) -> Endpoint:
+    """The endpoint a seat calls: its base URL's origin, normalized (``HTTPS://Host`` and
+    ``https://host:443`` are one), and its key (``None``: none sent)."""
+    scheme, host, port = origin_of(base_url)
+    return Endpoint(f"{scheme}://{host}:{port}", key)
+
+
+def pause_endpoint(response: Any, endpoint: Endpoint, longest: float) -> None:
+    """An HTTP client's response hook (bind ``endpoint``, the client's, and ``longest``, the
+    seat's retry bound): what a reply's headers ask for pauses every seat of the league
+    that calls ``endpoint`` as they arrive, for at most ``longest``, as no other wait goes
+    past it (a server asking for an hour would hold every seat's next decision that long).
+    Paused only later, from the retry hook, after the SDK had read the body and raised,
+    other seats sent 8 to 16 requests in the 20-115 ms that took beside seven busy tables,
+    and a seat with no retry left paused nobody (docs/league.md)."""
     waits = [w for w in (asked_wait(response.headers), exhausted_wait(response.headers)) if w]
     if waits:
-        LIMITER.pause(min(max(waits), longest))
+        LIMITER.pause(min(max(waits), longest), endpoint)
 
 
 def retry_after(error: BaseException | None) -> float | None:
@@ -306,17 +316,20 @@ def call_with_retries(
     rng: np.random.Generator,
     sleep: Callable[[float], None] = time.sleep,
     until: float | None = None,
+    *,
+    endpoint: Endpoint,
 ) -> Answer:
-    """``call()`` (which returns its answer and the tokens it used) under the retry policy
-    and the league-wide limiter, ending by ``until`` (``time.monotonic()``; default
-    :attr:`RetryBounds.total` from now); raises :class:`ApiUnavailable` when no answer came
-    within the bounds, caused by :class:`DecisionPastDeadline` when the deadline ended it."""
+    """``call()`` (which returns its answer and the tokens it used) to ``endpoint`` under the
+    retry policy and the league-wide limiter, ending by ``until`` (``time.monotonic()``;
+    default :attr:`RetryBounds.total` from now); raises :class:`ApiUnavailable` when no
+    answer came within the bounds, caused by :class:`DecisionPastDeadline` when the
+    deadline ended it."""
     end = time.monotonic() + bounds.total if until is None else until
 
     def limited() -> Answer:
         left = end - time.monotonic()
         seconds = max(min(bounds.timeout, left), 0.001)
-        with LIMITER.request() as used:
+        with LIMITER.request(endpoint) as used:
             try:
                 answer, tokens = bounded_call(call, seconds, bounds.max_reply_bytes)
             except PastDeadline:
@@ -335,7 +348,8 @@ def call_with_retries(
         error = state.outcome.exception() if state.outcome else None
         LIMITER.retried()
         if getattr(error, "status_code", None) == 429 or retry_after(error) is not None:
-            LIMITER.pause(state.upcoming_sleep)  # the server limits the account: every seat waits
+            # the server limits the account: every seat of this endpoint waits
+            LIMITER.pause(state.upcoming_sleep, endpoint)
         log.warning(
             wire.retry_event,
             attempt=state.attempt_number,

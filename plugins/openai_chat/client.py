@@ -22,7 +22,7 @@ import openai
 
 from arena_plugins.model_seat.bounded import NO_COMPRESSION, client_hooks
 from arena_plugins.model_seat.reply_body import words
-from arena_plugins.model_seat.retries import RetryBounds, pause_every_seat, sdk_wire
+from arena_plugins.model_seat.retries import RetryBounds, endpoint_at, pause_endpoint, sdk_wire
 from arena_plugins.openai_chat.adapting import refuses_shape, server_words
 from arena_plugins.openai_chat.settings import Endpoint
 
@@ -37,7 +37,10 @@ def make_client(place: Endpoint, bounds: RetryBounds) -> openai.OpenAI:
     """The process's client for this endpoint and these bounds, shared by every seat that uses
     them (building one costs a TLS context; shared, seats reuse its pooled connections)."""
     hooks = client_hooks(place.origin)
-    hooks["response"].append(functools.partial(pause_every_seat, longest=bounds.total))
+    endpoint = endpoint_at(place.base_url, place.key)
+    hooks["response"].append(
+        functools.partial(pause_endpoint, endpoint=endpoint, longest=bounds.total)
+    )
     return openai.OpenAI(
         api_key=place.key if place.key else _no_key,
         base_url=place.base_url,

@@ -34,6 +34,7 @@ from arena_plugins.model_seat.retries import (
     DecisionPastDeadline,
     RetryBounds,
     call_with_retries,
+    endpoint_at,
     retry_bounds,
 )
 from arena_plugins.model_seat.stand_in import bayes_stand_in, no_key
@@ -86,6 +87,8 @@ class OpenAISeat:
         self.place = place
         self.bounds = bounds
         self.client = make_client(place, bounds)
+        self.endpoint = endpoint_at(place.base_url, place.key)
+        """What a 429 to this seat pauses (:mod:`arena.limits`)."""
         self.openai = place.openai_host or seat.provider == "openai"
         """OpenAI's own API: strict schemas, and the cap as ``max_completion_tokens``."""
         self.shape = SHAPES[0]
@@ -125,7 +128,9 @@ class OpenAISeat:
             return answer, rate_tokens(answer.usage)
 
         try:
-            return call_with_retries(WIRE, call, self.bounds, self.rng, until=until)
+            return call_with_retries(
+                WIRE, call, self.bounds, self.rng, until=until, endpoint=self.endpoint
+            )
         except ApiUnavailable as fault:
             if isinstance(fault.__cause__, DecisionPastDeadline):
                 raise IllegalReply(str(fault.__cause__)) from None
