@@ -1,9 +1,10 @@
-"""A 429 pauses every seat of a league, in threads, worker processes and Ray tasks alike.
+"""A 429 pauses every seat of its endpoint, in threads, worker processes and Ray tasks alike.
 
 Each test runs a real ``arena league run`` with a Claude entrant against the real
-loopback Messages API (tests/messages_server.py). Its sixth request is answered
-``429`` with ``retry-after: 2``, and no request from any seat may reach the server
-in the 2 s after that answer was sent.
+loopback Messages API (tests/messages_server.py): every Claude seat calls that one
+endpoint, so every one is paused (tests/test_limits_endpoint_pause.py has two). Its
+sixth request is answered ``429`` with ``retry-after: 2``, and no request from any seat
+may reach the server in the 2 s after that answer was sent.
 
 A request already on its way when the 429 leaves the server cannot be called back,
 so the server first makes sure none is: once the sixth request is in, it answers
@@ -85,7 +86,7 @@ def league_told_to_wait(tmp_path, *executor: str) -> tuple[subprocess.CompletedP
     ],
     ids=["4 threads", "2 worker processes", "2 Ray tasks on a private instance"],
 )
-def test_a_429_pauses_every_seat_of_the_league(tmp_path, executor):
+def test_a_429_pauses_every_seat_of_its_endpoint(tmp_path, executor):
     ran, after = league_told_to_wait(tmp_path, *executor)
     assert ran.returncode == 0, ran.stderr[-2000:]
     # 8 tables of 10 deals with one Claude seat each ask more than the 6 requests made by
