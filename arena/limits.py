@@ -29,6 +29,7 @@ process (their limits are shared out, :meth:`Limits.share`); only the server's
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 import hmac
 import json
@@ -79,10 +80,12 @@ UNNAMED = Endpoint()
 """The endpoint of a request that names none (a bench's or test's own limiter)."""
 
 
+@functools.lru_cache(maxsize=1024)
 def endpoint_key(endpoint: Endpoint, salt: bytes) -> int:
     """The board's name for ``endpoint``: 64 bits of HMAC-SHA256 under the board's
     ``salt``, over the origin and key as one JSON pair (no separator to forge). 2**64
-    names make a collision between a league's few endpoints out of reach."""
+    names make a collision between a league's few endpoints out of reach. Cached: every
+    request asks, and hashing took 8 of a request's 12.5 us."""
     message = json.dumps([endpoint.origin, endpoint.key]).encode()
     return int.from_bytes(hmac.new(salt, message, hashlib.sha256).digest()[:8], "big")
 
@@ -147,6 +150,8 @@ class SharedPause:
         return view
 
     def until(self, endpoint: int) -> float:
+        if endpoint not in self._endpoints[:]:  # never paused: one scan, in C
+            return 0.0
         before = self._deadlines[:]
         names = self._endpoints[:]
         after = self._deadlines[:]
