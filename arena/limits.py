@@ -164,14 +164,20 @@ class SharedPause:
         first = self._mine * self.ENTRIES
         mine = range(first, first + self.ENTRIES)
         deadlines, names = self._deadlines, self._endpoints
-        held = [i for i in mine if names[i] == endpoint]
-        if held:
-            deadlines[held[0]] = max(deadlines[held[0]], until)
-            return
-        entry = min(mine, key=deadlines.__getitem__)  # over, or the earliest to end
-        deadlines[entry] = 0.0
-        names[entry] = endpoint
-        deadlines[entry] = until
+        with _WRITING:
+            held = [i for i in mine if names[i] == endpoint]
+            if held:
+                deadlines[held[0]] = max(deadlines[held[0]], until)
+                return
+            entry = min(mine, key=deadlines.__getitem__)  # over, or the earliest to end
+            deadlines[entry] = 0.0
+            names[entry] = endpoint
+            deadlines[entry] = until
+
+
+_WRITING = threading.Lock()
+"""Threads of one worker process write its entries in turn (two picking one entry for two
+endpoints would lose a pause). This process's own lock: never handed to another."""
 
 
 class Limiter:
