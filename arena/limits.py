@@ -17,13 +17,14 @@ threads; for worker processes a :class:`SharedPause` in shared memory that the
 league hands each worker as it starts; for Ray tasks, which may run on other
 machines, one small actor (:mod:`arena.league.executors`). Each board keys its
 deadlines by a keyed hash of the endpoint (:func:`endpoint_key`, salted per
-board, so per league): a key never reaches a board, a log or an actor, and the
-hash of a short or guessable key cannot be looked up without the salt. A
-deadline in wall-clock seconds is the whole protocol, the same on every machine
-of a cluster: extending it is one max, reading it one load, and for processes no
-one serves it and a dead worker leaves it valid. The slots and windows stay per
-process (their limits are shared out, :meth:`Limits.share`); only the server's
-"wait" must reach every seat of its endpoint at once.
+board: per league, or per process for threads): a key never reaches a board, a
+log or an actor, and the hash of a short or guessable key cannot be looked up
+without the salt. A deadline in wall-clock seconds is the whole protocol, the
+same on every machine of a cluster: extending it is one max, reading it one
+load, and for processes no one serves it and a dead worker leaves it valid. The
+slots and windows stay per process (their limits are shared out,
+:meth:`Limits.share`); only the server's "wait" must reach every seat of its
+endpoint at once.
 """
 
 from __future__ import annotations
