@@ -10,6 +10,12 @@ All rates are decisions per CPU-second with the full event log written.
     git archive 228c3f7 | tar -x -C /tmp/before
     python bench/bench_before_after.py --before /tmp/before      # 2 rounds x best of 3
     python bench/bench_before_after.py --before /tmp/before --deals 20 --episodes 60
+    python bench/bench_before_after.py --before /tmp/before --cli --deals 3000 --rounds 7
+
+``--cli`` times whole ``arena play --engine python`` processes instead (start-up, plugin
+discovery, the episode with its log, the read-out and the results), in the child's CPU
+seconds, best of the rounds. The older tree runs with this checkout's installed entry
+points, so a plugin or reporter it lacks is skipped with a warning (less work on its side).
 
 The compiled engine's rows (which an older tree lacks) are left out: see
 bench_decisions.py for them. A tree that has ``arena/fast`` still needs its extension
@@ -21,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -58,6 +65,34 @@ def measure(tree: Path, passthrough: list[str]) -> dict:
     return json.loads(out.stdout.splitlines()[-1])
 
 
+def play_cpu(tree: Path, deals: str) -> float:
+    """CPU seconds (user+sys) of one ``arena play --engine python`` importing ``tree``, run
+    from a scratch directory so the working tree's own ``arena`` is not on the path."""
+    with tempfile.TemporaryDirectory() as scratch:
+        environ = os.environ | {"PYTHONPATH": str(import_path(tree, Path(scratch)))}
+        command = [sys.executable, "-m", "arena.cli", "play", "--engine", "python"]
+        command += ["--deals", deals, "--seed", "7", "--log", f"{scratch}/play.jsonl"]
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        out = subprocess.run(command, env=environ, cwd=scratch, capture_output=True, text=True)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if out.returncode:
+        last = (out.stderr.strip().splitlines() or ["no output"])[-1]
+        raise SystemExit(f"arena play failed on {tree}: {last}")
+    return after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+
+
+def compare_cli(before: Path, after: Path, deals: str, rounds: int) -> None:
+    """Both trees' ``arena play`` alternating, best of ``rounds`` each."""
+    cpu: dict[Path, list[float]] = {before: [], after: []}
+    for _ in range(rounds):
+        for tree in cpu:
+            cpu[tree].append(play_cpu(tree, deals))
+    old, new = min(cpu[before]), min(cpu[after])
+    print(f"| deals | before CPU s | after CPU s | after rate / before (best of {rounds}) |")
+    print("|---:|---:|---:|---:|")
+    print(f"| {int(deals):,} | {old:.3f} | {new:.3f} | {old / new:.2f} |")
+
+
 def best(runs: list[dict]) -> dict:
     return {
         mode: {row: max(run[mode][row] for run in runs) for row in runs[0][mode]}
@@ -74,8 +109,14 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--repeat", default="3", help="runs per child, best counts (as bench_decisions.py)"
     )
+    parser.add_argument(
+        "--cli", action="store_true", help="time whole `arena play` processes instead"
+    )
     args = parser.parse_args(argv)
     here = Path(__file__).resolve().parent.parent
+    if args.cli:
+        compare_cli(args.before, here, args.deals, args.rounds)
+        return 0
     passthrough = ["--deals", args.deals, "--episodes", args.episodes, "--repeat", args.repeat]
     runs: dict[str, list[dict]] = {"before": [], "after": []}
     for _ in range(args.rounds):
