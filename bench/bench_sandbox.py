@@ -82,16 +82,18 @@ def install_example(root: Path) -> None:
 
 
 def command_runs(root: Path, isolation: str, runs: int) -> dict[str, list[tuple[float, float]]]:
-    """``arena play --deals 1``, four ``cautious`` seats, sandboxed and trusted, each run
-    a fresh process: (wall, CPU) seconds per run, the sandboxed cold run apart."""
+    """``arena play --deals 1``, four ``cautious`` seats, sandboxed and trusted, and four
+    bayes seats (issue 39's baseline), each run a fresh process: (wall, CPU) seconds per
+    run, the sandboxed cold run apart."""
     path = os.pathsep.join(filter(None, (str(root), os.environ.get("PYTHONPATH"))))
     env = os.environ | {"PYTHONPATH": path, "ARENA_CACHE_DIR": str(root / "cache")}
     arguments = ["--sandbox", isolation, "play", "--deals", "1",
                  "--seat", "cautious,cautious,cautious,cautious", "--seed", "1"]  # fmt: skip
     play = [sys.executable, "-m", "arena.cli", *arguments]
     not_the_command = [sys.executable, "-c", LATE_START, *arguments]
+    bayes = [*play[: play.index("--seat") + 1], "bayes,bayes,bayes,bayes", "--seed", "1"]
     commands = {"sandboxed": play, "in-process": [*play, "--trust", "arena-cautious"],
-                "started with the table": not_the_command}  # fmt: skip
+                "started with the table": not_the_command, "four bayes": bayes}  # fmt: skip
     found: dict[str, list[tuple[float, float]]] = {"cold": [], **{name: [] for name in commands}}
     for run in range(runs + 1):
         for name, command in commands.items():
@@ -225,6 +227,7 @@ def main() -> int:
     cpu_of = {name: statistics.median(c for _, c in runs) for name, runs in commands.items()}
     command_ratio = play["sandboxed"] / play["in-process"]
     late_ratio = play["started with the table"] / play["in-process"]
+    bayes_ratio = play["sandboxed"] / play["four bayes"]
     out = Table(
         title=f"trust boundary, {policy.isolation}, 4 x cautious, {args.deals} deals",
         caption=f"1-minute load average {load_before:.2f} before, {os.getloadavg()[0]:.2f} after",
@@ -247,6 +250,10 @@ def main() -> int:
          True),
         ("same, four sandboxed seats", f"{play['sandboxed'] * 1e3:.0f} ms", "", True),
         ("  sandboxed / in-process", f"{command_ratio:.2f}x", "<= 1.5x", command_ratio <= 1.5),
+        ("arena play --deals 1, four bayes", f"{play['four bayes'] * 1e3:.0f} ms", "", True),
+        ("  sandboxed / four bayes", f"{bayes_ratio:.2f}x", "<= 1.5x", bayes_ratio <= 1.5),
+        ("  CPU time, sandboxed / four bayes",
+         f"{cpu_of['sandboxed'] / cpu_of['four bayes']:.2f}x", "", True),
         ("  workers started with the table / in-process", f"{late_ratio:.2f}x", "", True),
         ("  CPU time, sandboxed / in-process", f"{cpu_of['sandboxed'] / cpu_of['in-process']:.2f}x",
          "", True),
