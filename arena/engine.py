@@ -312,9 +312,11 @@ class Engine:
         """Play ``action`` on the state, publish its talk, keep its notes, log what happened."""
         slot = deal.actor
         applied = deal.apply(action)
-        said, notes = cut(action.say, SAY_CAP), cut(action.notes, NOTES_CAP)
-        published = self._publish(slot, said)
-        self._keep_notes(slot, action.notes)
+        said = published = notes = None
+        if action.say is not None or action.notes is not None:  # a scripted seat's have none
+            said, notes = cut(action.say, SAY_CAP), cut(action.notes, NOTES_CAP)
+            published = self._publish(slot, said)
+            self._keep_notes(slot, action.notes)
         if isinstance(applied, BidApplied):
             bid = applied.bid
             self.emit(
