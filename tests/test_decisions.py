@@ -23,7 +23,7 @@ import pytest
 
 from arena import grading
 from arena.grading import GRADES, grades, judge
-from arena.intervals import jackknife_t, ratio_t
+from arena.intervals import jackknife_t, ratio_t, share_t
 from arena.runner import EpisodeRequest, run_episode
 from arena.seats import SeatSpec
 from arena_plugins.decisions import STRATA, follows_bluffs, pool, section, targeting
@@ -303,6 +303,24 @@ def _array(rows):
     return np.array(rows, dtype=float)
 
 
+def wilson(p: float, n: float, z: float) -> tuple[float, float]:
+    """The Wilson score interval, written out: centre (p + z^2/2n) / (1 + z^2/n), half-width
+    z / (1 + z^2/n) sqrt(p(1 - p)/n + z^2/4n^2)."""
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def test_a_share_at_one_in_every_episode_still_has_an_interval():
+    # 5 of 5 in each of three episodes: the ratio-t's spread is 0, so its interval would be
+    # [1, 1]. The Wilson interval at the 15 trials, t on 2 degrees of freedom, is not.
+    value, ci, clusters = share_t([5, 5, 5], [5, 5, 5])
+    assert (value, clusters) == (1.0, 3)
+    assert ci == pytest.approx(wilson(1.0, 15, T_975[2]))
+    assert ci[0] < 0.5 and ci[1] == 1.0  # (1 + 0.617) / 2.234 - 0.276 = 0.448
+    assert share_t([0, 0], [4, 4])[1] == pytest.approx(wilson(0.0, 8, T_975[1]))
+
+
 def test_ratio_t_is_the_ratio_estimators_interval():
     # y = (1, 0), x = (2, 1): R = 1/3; residuals 1 - 2/3 = 1/3 and 0 - 1/3 = -1/3;
     # se = sqrt(2 / 1 * 2/9) / 3 = (2/3) / 3; half = t(0.975, 1) * 2/9.
@@ -345,18 +363,19 @@ def test_pooling_sums_each_entrants_seats_per_episode():
     half = T_975[1] * 10 / 9
     assert overreach["ci"] == pytest.approx([8.5 / 3 - half, 8.5 / 3 + half])
     assert (overreach["ciMethod"], overreach["n"]) == ("ratio-t", 3)
-    # bluffRate: (1 + 1) / 3, a share: its interval is clipped to [0, 1].
+    # bluffRate, a share of counts: 1 of 2 bids in A, 1 of 1 in B, p = 2/3. The ratio
+    # estimator's se: residuals 1 - 2p = -1/3 and 1 - p = 1/3, sqrt(2 * 2/9) / 3 = 2/9; its
+    # effective sample size p(1 - p) / se^2 = (2/9) / (4/81) = 4.5, at most the 3 bids: 3.
     bluff = x["figures"]["bluffRate"]
-    assert bluff["value"] == pytest.approx(2 / 3) and bluff["ci"] == [0.0, 1.0]
+    assert bluff["value"] == pytest.approx(2 / 3) and bluff["ciMethod"] == "wilson-t"
+    assert bluff["ci"] == pytest.approx(wilson(2 / 3, 3, T_975[1]))
     # Grades add up: A's s0 one blunder, B's s3 two.
     assert x["grades"] == {"inaccuracy": 0, "mistake": 0, "blunder": 3, "decisions": 5}
-    # blunderRate: 1 of 2 decisions in A, 2 of 3 in B: R = 3/5; residuals 1 - 2(3/5) = -1/5
-    # and 2 - 3(3/5) = 1/5; se = sqrt(2 * 2/25) / 5 = (2/5) / 5; half = t(1) 2/25 = 1.02,
-    # so the share's interval is all of [0, 1] after clipping.
+    # blunderRate: 1 of 2 decisions in A, 2 of 3 in B: p = 3/5; residuals 1 - 2p = -1/5 and
+    # 2 - 3p = 1/5, se = sqrt(2 * 2/25) / 5 = 2/25; n_eff = (6/25) / (4/625) = 37.5, so 5.
     blunders = x["figures"]["blunderRate"]
     assert blunders["value"] == pytest.approx(3 / 5) and blunders["n"] == 5
-    half = T_975[1] * 2 / 25
-    assert blunders["ci"] == [max(0.0, 3 / 5 - half), min(1.0, 3 / 5 + half)] == [0.0, 1.0]
+    assert blunders["ci"] == pytest.approx(wilson(3 / 5, 5, T_975[1]))
     assert x["figures"]["mistakeRate"]["value"] == 0.0
     # Calibration: bin 0 holds A's 5x6 and B's 5x5 (p 0, false), bin 9 A's 1x2 (true).
     assert x["calibration"][0] == {
