@@ -11,10 +11,12 @@ All rates are decisions per CPU-second with the full event log written.
     python bench/bench_before_after.py --before /tmp/before      # 2 rounds x best of 3
     python bench/bench_before_after.py --before /tmp/before --deals 20 --episodes 60
     python bench/bench_before_after.py --before /tmp/before --cli --deals 3000 --rounds 7
+    python bench/bench_before_after.py --before /tmp/before --exploitability bayes --rounds 7
 
 ``--cli`` times whole ``arena play --engine python`` processes instead (start-up, plugin
 discovery, the episode with its log, the read-out and the results), in the child's CPU
-seconds, best of the rounds. The older tree runs with this checkout's installed entry
+seconds, best of the rounds; ``--exploitability SEAT`` times ``arena exploitability``
+(rung1w) the same way. The older tree runs with this checkout's installed entry
 points, so a plugin or reporter it lacks is skipped with a warning (less work on its side).
 
 The compiled engine's rows (which an older tree lacks) are left out: see
@@ -66,24 +68,25 @@ def measure(tree: Path, passthrough: list[str]) -> dict:
     return json.loads(out.stdout.splitlines()[-1])
 
 
-def play_cpu(tree: Path, deals: str) -> float:
-    """CPU seconds (user+sys) of one ``arena play --engine python`` importing ``tree``, run
-    from a scratch directory so the working tree's own ``arena`` is not on the path."""
+def command_cpu(tree: Path, arguments: list[str]) -> float:
+    """CPU seconds (user+sys) of one ``arena`` command importing ``tree``, run from a
+    scratch directory (``{scratch}`` in ``arguments`` names it) so the working tree's own
+    ``arena`` is not on the path."""
     with tempfile.TemporaryDirectory() as scratch:
         environ = os.environ | {"PYTHONPATH": str(import_path(tree, Path(scratch)))}
-        command = [sys.executable, "-m", "arena.cli", "play", "--engine", "python"]
-        command += ["--deals", deals, "--seed", "7", "--log", f"{scratch}/play.jsonl"]
+        command = [sys.executable, "-m", "arena.cli"]
+        command += [argument.format(scratch=scratch) for argument in arguments]
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         out = subprocess.run(command, env=environ, cwd=scratch, capture_output=True, text=True)
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if out.returncode:
         last = (out.stderr.strip().splitlines() or ["no output"])[-1]
-        raise SystemExit(f"arena play failed on {tree}: {last}")
+        raise SystemExit(f"arena {arguments[0]} failed on {tree}: {last}")
     return after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
 
 
-def compare_cli(before: Path, after: Path, deals: str, rounds: int) -> None:
-    """Both trees' ``arena play`` alternating, best of ``rounds`` each, their bytecode
+def compare_cli(before: Path, after: Path, arguments: list[str], rounds: int) -> None:
+    """Both trees' ``arena`` command alternating, best of ``rounds`` each, their bytecode
     written first: under ``PYTHONDONTWRITEBYTECODE`` (this machine sets it) a tree with
     stale or no bytecode compiles its modules on every run, which moved the ratio by 10-20%."""
     for tree in (before, after):
@@ -92,11 +95,12 @@ def compare_cli(before: Path, after: Path, deals: str, rounds: int) -> None:
     cpu: dict[Path, list[float]] = {before: [], after: []}
     for _ in range(rounds):
         for tree in cpu:
-            cpu[tree].append(play_cpu(tree, deals))
+            cpu[tree].append(command_cpu(tree, arguments))
     old, new = min(cpu[before]), min(cpu[after])
-    print(f"| deals | before CPU s | after CPU s | after rate / before (best of {rounds}) |")
-    print("|---:|---:|---:|---:|")
-    print(f"| {int(deals):,} | {old:.3f} | {new:.3f} | {old / new:.2f} |")
+    print(f"| command | before CPU s | after CPU s | after rate / before (best of {rounds}) |")
+    print("|---|---:|---:|---:|")
+    shown = " ".join(a for a in arguments if a != "--log" and "{scratch}" not in a)
+    print(f"| arena {shown} | {old:.3f} | {new:.3f} | {old / new:.2f} |")
 
 
 def best(runs: list[dict]) -> dict:
@@ -118,10 +122,19 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--cli", action="store_true", help="time whole `arena play` processes instead"
     )
+    parser.add_argument(
+        "--exploitability", metavar="SEAT", help="time `arena exploitability --seat SEAT`"
+    )
     args = parser.parse_args(argv)
     here = Path(__file__).resolve().parent.parent
+    if args.exploitability:
+        compare_cli(
+            args.before, here, ["exploitability", "--seat", args.exploitability], args.rounds
+        )
+        return 0
     if args.cli:
-        compare_cli(args.before, here, args.deals, args.rounds)
+        play = ["play", "--engine", "python", "--deals", args.deals, "--seed", "7"]
+        compare_cli(args.before, here, [*play, "--log", "{scratch}/play.jsonl"], args.rounds)
         return 0
     passthrough = ["--deals", args.deals, "--episodes", args.episodes, "--repeat", args.repeat]
     runs: dict[str, list[dict]] = {"before": [], "after": []}
