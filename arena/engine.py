@@ -231,6 +231,8 @@ class Engine:
         self.notes: list[str | None] = [None] * rules.seats
         self.notes_truncated = [False] * rules.seats
         self.tallies = [SeatTally() for _ in range(rules.seats)]
+        self.calls_logged = False
+        """Whether any seat's model call was logged (a ``usage`` line)."""
         self.past_deals = PastDeals()
         """Every finished deal, appended once; views see it through a :class:`History`."""
         self.history = History(self.past_deals)
@@ -265,6 +267,11 @@ class Engine:
         return {}
 
     def usage(self, records: Sequence[dict]) -> list[dict | None]:
+        """Each seat's token totals from the log's ``usage`` lines; without reading the log
+        when no seat's call was logged (a scripted table's): a long log is parsed again on
+        every pass."""
+        if not self.calls_logged:
+            return [None] * self.rules.seats
         return usage_by_slot(records, self.rules.seats)
 
     # --- the episode ---------------------------------------------------------
@@ -398,6 +405,7 @@ class Engine:
     def _record_usage(self, deal: DealState, slot: int, reply: Reply) -> None:
         if reply.usage is None:
             return
+        self.calls_logged = True
         u = reply.usage
         self.emit(
             Usage(

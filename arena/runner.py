@@ -200,7 +200,11 @@ def run_episode(
             if hasattr(part, "close"):
                 part.close()
     usage = engine.usage(played if made is None else made)
-    shapes = shapes_by_slot(played if made is None else made, len(specs))
+    shapes = (  # shapes are on usage lines: a log without any holds none
+        shapes_by_slot(played if made is None else made, len(specs))
+        if any(totals is not None for totals in usage)
+        else [None] * len(specs)
+    )
     seat_results = _seat_results(specs, seats, outcome, usage, shapes, provenance["seats"])
     plugins = {kind: provenance[kind] for kind in ("filters", "reporters")}
     results = Results(
