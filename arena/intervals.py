@@ -8,9 +8,9 @@ standings (``docs/league.md``):
   ratio estimator R = sum(y_g) / sum(x_g), with residuals e_g = y_g - R x_g and
   standard error sqrt(G / (G - 1) * sum(e_g^2)) / sum(x_g) (the linearised, or
   "cluster-robust", variance of a ratio). A cluster with x_g = 0 holds no data.
-- :func:`share_t`, for a share of counts (bluffs over bids): the ratio estimator's
-  spread as an effective sample size, in the Wilson score interval, which keeps a width
-  where every cluster sits at 0 or at 1;
+- :func:`share_kg`, for a share of counts (bluffs over bids): Korn and Graubard's exact
+  binomial interval at the ratio estimator's effective sample size, which keeps a width
+  where every cluster sits at 0 or at 1 and covers rare events;
 - :func:`jackknife_t`, for any other figure of pooled sums (a calibration gap, a
   slope): the delete-one jackknife over clusters, standard error
   sqrt((G - 1) / G * sum((theta_(-g) - mean)^2)).
@@ -80,20 +80,23 @@ def ratio_t(
     return value, (value - width, value + width), count
 
 
-def share_t(
+def share_kg(
     successes: Sequence[float], trials: Sequence[float], alpha: float = ALPHA
 ) -> tuple[float | None, tuple[float, float] | None, int]:
-    """A share of counts pooled over clusters, sum(successes) / sum(trials), with the
-    Wilson score interval at the design's effective sample size (Korn and Graubard's
-    approach): n_eff = p(1 - p) / se^2, ``se`` the ratio estimator's
-    (:func:`ratio_columns`), at most the trials; t on G - 1 degrees of freedom in place of
-    z. Where every cluster sits at the same share (all 0, or all 1) the spread says
-    nothing, and n_eff is the trials: a share at 0 or 1 still gets an interval of width,
-    which the plain ratio-t would make zero. ``None`` as :func:`ratio_t`."""
+    """A share of counts pooled over clusters, sum(successes) / sum(trials), with Korn and
+    Graubard's interval: the exact (Clopper-Pearson) binomial interval at the design's
+    effective sample size. n_eff = p(1 - p) / se^2, ``se`` the ratio estimator's
+    (:func:`ratio_columns`), at most the trials, and scaled by (z / t)^2 for the G - 1
+    degrees of freedom the spread was measured on. Where every cluster sits at the same
+    share the spread says nothing, and n_eff is the trials: a share at 0 or 1 still gets an
+    interval of width, and a rare event's (one in thousands) lower bound stays below it,
+    both of which a ratio-t or a Wilson interval get wrong. ``None`` as :func:`ratio_t`."""
+    from scipy import stats
+
     value, _, clusters = ratio_t(successes, trials, alpha)
     if value is None or clusters < 2:
         return value, None, clusters
-    ratio, half, _ = ratio_columns(
+    _, half, _ = ratio_columns(
         np.asarray(successes, dtype=float)[:, None],
         np.asarray(trials, dtype=float)[:, None],
         alpha,
@@ -103,10 +106,11 @@ def share_t(
     se = float(half[0]) / t
     spread = value * (1 - value)
     n_eff = min(n, spread / se**2) if se > 0 and spread > 0 else n
-    z2 = t * t / n_eff
-    centre = (value + z2 / 2) / (1 + z2)
-    width = t / (1 + z2) * math.sqrt(spread / n_eff + z2 / (4 * n_eff))
-    return value, (max(0.0, centre - width), min(1.0, centre + width)), clusters
+    n_eff *= (float(stats.norm.ppf(1 - alpha / 2)) / t) ** 2
+    hits = value * n_eff
+    low = float(stats.beta.ppf(alpha / 2, hits, n_eff - hits + 1)) if hits > 0 else 0.0
+    high = float(stats.beta.ppf(1 - alpha / 2, hits + 1, n_eff - hits)) if value < 1 else 1.0
+    return value, (low, high), clusters
 
 
 def jackknife_t(

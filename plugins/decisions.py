@@ -67,7 +67,7 @@ import numpy as np
 from arena import hookimpl
 from arena.audit import per_log
 from arena.grading import GRADES, NONE, Decisions, judge
-from arena.intervals import jackknife_t, ratio_t, share_t
+from arena.intervals import jackknife_t, ratio_t, share_kg
 from arena.registry import CompiledDecisions
 
 SECTION = "decisions"
@@ -118,10 +118,10 @@ UNBOUNDED = ("overreach", "followsBluffs")
 """The figures that are not a share between 0 and 1: every other interval is clipped to
 [0, 1], the range its figure can take."""
 
-RATIO_T, WILSON_T, JACKKNIFE_T = "ratio-t", "wilson-t", "jackknife-t"
+RATIO_T, KORN_GRAUBARD, JACKKNIFE_T = "ratio-t", "korn-graubard", "jackknife-t"
 METHOD = (
-    "95% intervals over episodes as independent clusters: shares of counts by the Wilson"
-    " interval at the ratio estimator's effective sample size (wilson-t); bidChance,"
+    "95% intervals over episodes as independent clusters: shares of counts by the exact"
+    " binomial interval at the ratio estimator's effective sample size (korn-graubard); bidChance,"
     " overreach and forgonePerFacing by the ratio estimator's t-interval (ratio-t);"
     " calibrationGap, followsBluffs and targeting by the delete-one jackknife's t-interval"
     " (jackknife-t); none under two episodes"
@@ -131,7 +131,7 @@ SHARES = frozenset(
     ("bluffRate", "heldFace", "challengeRate", "challengeAccuracy", "againstHand", "missedCatches")
 )
 """The ratio figures that are shares of counts (a count over a count), drawn by
-:func:`arena.intervals.share_t`; the grade rates are too."""
+:func:`arena.intervals.share_kg`; the grade rates are too."""
 
 STRATA = 20
 """Bands of a standing bid's chance from the facer's hand, [0, 0.05), ..., [0.95, 1], in
@@ -389,8 +389,8 @@ def _entrant(parts: list[tuple], names: list[str]) -> dict[str, Any]:
     grades = graded.sum(axis=0)
     found = {}
     for figure, (numerator, denominator) in RATIOS.items():
-        method = WILSON_T if figure in SHARES else RATIO_T
-        draw = share_t if figure in SHARES else ratio_t
+        method = KORN_GRAUBARD if figure in SHARES else RATIO_T
+        draw = share_kg if figure in SHARES else ratio_t
         value, ci, _ = draw(counts[:, _AT[numerator]], counts[:, _AT[denominator]])
         found[figure] = _interval(figure, value, ci, method, counts[:, _AT[denominator]].sum())
     bids = counts[:, _AT["bids"]].sum()
@@ -404,8 +404,8 @@ def _entrant(parts: list[tuple], names: list[str]) -> dict[str, Any]:
         found[figure] = _interval(figure, value, ci, JACKKNIFE_T, n)
     decided = counts[:, _AT["decisions"]]
     for figure, grade in GRADE_RATES.items():
-        value, ci, _ = share_t(graded[:, GRADES.index(grade)], decided)
-        found[figure] = _interval(figure, value, ci, WILSON_T, decided.sum())
+        value, ci, _ = share_kg(graded[:, GRADES.index(grade)], decided)
+        found[figure] = _interval(figure, value, ci, KORN_GRAUBARD, decided.sum())
     total_bins = bins.sum(axis=0)
     total_opponents = opponents.sum(axis=0)
     episodes = len(parts)

@@ -23,7 +23,7 @@ import pytest
 
 from arena import grading
 from arena.grading import GRADES, grades, judge
-from arena.intervals import jackknife_t, ratio_t, share_t
+from arena.intervals import jackknife_t, ratio_t, share_kg
 from arena.runner import EpisodeRequest, run_episode
 from arena.seats import SeatSpec
 from arena_plugins.decisions import STRATA, follows_bluffs, pool, section, targeting
@@ -303,22 +303,35 @@ def _array(rows):
     return np.array(rows, dtype=float)
 
 
-def wilson(p: float, n: float, z: float) -> tuple[float, float]:
-    """The Wilson score interval, written out: centre (p + z^2/2n) / (1 + z^2/n), half-width
-    z / (1 + z^2/n) sqrt(p(1 - p)/n + z^2/4n^2)."""
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    return max(0.0, centre - half), min(1.0, centre + half)
+Z_975 = 1.959963984540054
+"""The normal's 0.975 quantile (printed tables: 1.960)."""
+
+
+def exact(p: float, n_eff: float) -> tuple[float, float]:
+    """Clopper-Pearson at ``n_eff`` trials with ``p n_eff`` hits, by the beta quantiles."""
+    from scipy.stats import beta
+
+    hits = p * n_eff
+    low = beta.ppf(0.025, hits, n_eff - hits + 1) if hits > 0 else 0.0
+    high = beta.ppf(0.975, hits + 1, n_eff - hits) if p < 1 else 1.0
+    return low, high
 
 
 def test_a_share_at_one_in_every_episode_still_has_an_interval():
-    # 5 of 5 in each of three episodes: the ratio-t's spread is 0, so its interval would be
-    # [1, 1]. The Wilson interval at the 15 trials, t on 2 degrees of freedom, is not.
-    value, ci, clusters = share_t([5, 5, 5], [5, 5, 5])
+    # 5 of 5 in each of three episodes: no spread, so the ratio-t's interval would be [1, 1].
+    # Korn-Graubard: n_eff = the 15 trials x (z / t(2))^2 = 15 (1.960 / 4.303)^2 = 3.1126,
+    # all hits; Beta(3.1126, 1)'s 2.5% point is 0.025^(1 / 3.1126) = 0.3057.
+    value, ci, clusters = share_kg([5, 5, 5], [5, 5, 5])
     assert (value, clusters) == (1.0, 3)
-    assert ci == pytest.approx(wilson(1.0, 15, T_975[2]))
-    assert ci[0] < 0.5 and ci[1] == 1.0  # (1 + 0.617) / 2.234 - 0.276 = 0.448
-    assert share_t([0, 0], [4, 4])[1] == pytest.approx(wilson(0.0, 8, T_975[1]))
+    n_eff = 15 * (Z_975 / T_975[2]) ** 2
+    assert ci == pytest.approx((0.025 ** (1 / n_eff), 1.0))
+    assert ci[0] == pytest.approx(0.3057, abs=1e-4)
+    # None of 100 in each of five: n_eff = 500 (1.960 / 2.776)^2 = 249.16; Beta(1, 249.16)'s
+    # 97.5% point is 1 - 0.025^(1 / 249.16) = 0.01470.
+    value, ci, _ = share_kg([0] * 5, [100] * 5)
+    assert value == 0.0 and ci[0] == 0.0
+    assert ci[1] == pytest.approx(1 - 0.025 ** (1 / (500 * (Z_975 / 2.7764451051977987) ** 2)))
+    assert ci[1] == pytest.approx(0.01470, abs=1e-5)
 
 
 def test_ratio_t_is_the_ratio_estimators_interval():
@@ -366,16 +379,17 @@ def test_pooling_sums_each_entrants_seats_per_episode():
     # bluffRate, a share of counts: 1 of 2 bids in A, 1 of 1 in B, p = 2/3. The ratio
     # estimator's se: residuals 1 - 2p = -1/3 and 1 - p = 1/3, sqrt(2 * 2/9) / 3 = 2/9; its
     # effective sample size p(1 - p) / se^2 = (2/9) / (4/81) = 4.5, at most the 3 bids: 3.
+    # Korn-Graubard scales it by (z / t(1))^2 for the one degree of freedom.
     bluff = x["figures"]["bluffRate"]
-    assert bluff["value"] == pytest.approx(2 / 3) and bluff["ciMethod"] == "wilson-t"
-    assert bluff["ci"] == pytest.approx(wilson(2 / 3, 3, T_975[1]))
+    assert bluff["value"] == pytest.approx(2 / 3) and bluff["ciMethod"] == "korn-graubard"
+    assert bluff["ci"] == pytest.approx(exact(2 / 3, 3 * (Z_975 / T_975[1]) ** 2))
     # Grades add up: A's s0 one blunder, B's s3 two.
     assert x["grades"] == {"inaccuracy": 0, "mistake": 0, "blunder": 3, "decisions": 5}
     # blunderRate: 1 of 2 decisions in A, 2 of 3 in B: p = 3/5; residuals 1 - 2p = -1/5 and
     # 2 - 3p = 1/5, se = sqrt(2 * 2/25) / 5 = 2/25; n_eff = (6/25) / (4/625) = 37.5, so 5.
     blunders = x["figures"]["blunderRate"]
     assert blunders["value"] == pytest.approx(3 / 5) and blunders["n"] == 5
-    assert blunders["ci"] == pytest.approx(wilson(3 / 5, 5, T_975[1]))
+    assert blunders["ci"] == pytest.approx(exact(3 / 5, 5 * (Z_975 / T_975[1]) ** 2))
     assert x["figures"]["mistakeRate"]["value"] == 0.0
     # Calibration: bin 0 holds A's 5x6 and B's 5x5 (p 0, false), bin 9 A's 1x2 (true).
     assert x["calibration"][0] == {
