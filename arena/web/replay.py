@@ -24,6 +24,7 @@ from typing import Any
 from arena.audit import failures, play_records, run_audit
 from arena.eventlog import LogError
 from arena.events import Audit
+from arena.grading import judge
 from arena.modes import Mode
 from arena.plugins import PluginHost, load
 from arena.rules import StandingBid, resolve
@@ -34,6 +35,9 @@ SOFT_PLAY_FIGURES = ("faced", "challenged", "net", "expLoss")
 
 SEAT_FIGURES = ("bluffRate", "bluffs", "bluffsWithReasoning", "bluffsNamedFalse")
 """Per-seat figures: softplay's ``bluffRate`` and the reasoning plugin's counts."""
+
+READ_OUT = "decisions"
+"""The decision read-out's section (docs/decisions.md): its per-seat figures and grades."""
 
 
 # Records that belong to the decision that follows them (rule 11 and token accounting).
@@ -95,6 +99,7 @@ def replay_data(records: list[dict], host: PluginHost) -> dict[str, Any]:
             result = record
     for deal in deals:
         _mark_facers(deal)
+    _grade(deals, records)
     return {
         "header": header,
         "deals": deals,
@@ -143,6 +148,21 @@ def _price_bid(decision: dict, hands: list[list[int]], mode: Mode, unseen: int) 
     decision["true"] = count >= quantity
 
 
+def _grade(deals: list[dict], records: list[dict]) -> None:
+    """Each graded decision's mark (:mod:`arena.grading`): its grade, the chance behind it
+    (the standing bid's from the decider's hand, or an opening bid's own) and the expected
+    points it forwent. The page shows a seat's marks to the spectator and to that seat: a
+    mark reads the decider's own hand."""
+    marks = {
+        ordinal: {"grade": grade, "chance": chance, "forgone": forgone}
+        for chunk in judge(records)
+        for ordinal, grade, chance, forgone in chunk.graded()
+    }
+    made = (decision for deal in deals for decision in deal["decisions"])
+    for ordinal, decision in enumerate(made):
+        decision["grade"] = marks.get(ordinal)
+
+
 def _mark_facers(deal: dict) -> None:
     """A bid was faced by whoever took the deal's next decision (forced or not)."""
     decisions = deal["decisions"]  # none at all in a deal a quit ended before its first move
@@ -154,8 +174,14 @@ def _mark_facers(deal: dict) -> None:
 def _audit(records: list[dict], host: PluginHost) -> dict[str, Any]:
     """The soft-play figures the arena's own reporters compute from this log."""
     sections = run_audit(host.registry.reporters.values(), records)
+    read_out = sections.get(READ_OUT)
     return {
         "pairs": {name: sections[name] for name in SOFT_PLAY_FIGURES if name in sections},
         "seats": {name: sections[name] for name in SEAT_FIGURES if name in sections},
+        "readOut": [
+            {"figures": seat["figures"], "grades": seat["grades"]} for seat in read_out["seats"]
+        ]
+        if isinstance(read_out, dict)
+        else None,
         "failed": failures(sections),
     }

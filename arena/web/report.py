@@ -103,6 +103,8 @@ def report_figures(
         "scores-plot": _score_distributions(episodes, colours),
         "curve-plot": _points_over_deals(episodes, colours),
         "bias-plot": _bias(_pooled(document)),
+        "calibration-plot": _calibration(_read_out(document), colours),
+        "readout-plot": _bluffs_and_catches(_read_out(document), colours),
         "rule11-plot": _rule11(episodes),
         "tokens-plot": _tokens(document["cost"]),
     }
@@ -299,6 +301,102 @@ def _pooled(document: dict[str, Any]) -> dict[str, Any]:
     """The pooled audit's flags section, or {} when there is none (or it failed)."""
     section = (document.get("audit") or {}).get(FLAGS_SECTION)
     return section if isinstance(section, dict) else {}
+
+
+READ_OUT = "decisions"
+"""The decision read-out's pooled section (docs/decisions.md)."""
+OTHER = "#555555"
+"""The colour of a read-out key that is no entrant's name (it is keyed by seat spec, which
+a league file's entrant may name otherwise)."""
+
+
+def _read_out(document: dict[str, Any]) -> dict[str, Any]:
+    """The pooled decision read-out's entrants, or {} when there is none (or it failed)."""
+    section = (document.get("audit") or {}).get(READ_OUT)
+    entrants = section.get("entrants") if isinstance(section, dict) else None
+    return entrants if isinstance(entrants, dict) else {}
+
+
+def _calibration(entrants: dict[str, Any], colours: dict[str, str]) -> dict | None:
+    """Per entrant, how often its bids were true against how likely its own hand made them,
+    bin by bin (docs/decisions.md): a point per bin with bids, sized by them; the diagonal
+    is a seat whose bids are exactly as true as its own dice say."""
+    traces = [
+        go.Scatter(
+            x=[0, 1], y=[0, 1], mode="lines", name="own hand's odds",
+            line={"dash": "dot", "color": "grey"}, hoverinfo="skip",
+        )
+    ]  # fmt: skip
+    for name in sorted(entrants):
+        bins = [b for b in entrants[name]["calibration"] if b["bids"]]
+        if not bins:
+            continue
+        most = max(b["bids"] for b in bins)
+        colour = colours.get(name, OTHER)
+        traces.append(
+            go.Scatter(
+                x=[b["meanChance"] for b in bins],
+                y=[b["trueRate"] for b in bins],
+                mode="lines+markers",
+                name=_label(name),
+                marker={"size": [6 + 14 * b["bids"] / most for b in bins], "color": colour},
+                line={"color": colour},
+                text=[_label(f"{name}: {b['bids']} bids") for b in bins],
+                hovertemplate="%{text}<br>chance %{x:.3f}, true %{y:.3f}<extra></extra>",
+            )
+        )
+    if len(traces) == 1:
+        return None
+    return _figure(
+        go.Figure(traces),
+        xaxis={"title": "bid's chance from its own hand (bin mean)", "range": [0, 1]},
+        yaxis={"title": "share of those bids true", "range": [0, 1]},
+        height=460,
+    )
+
+
+def _bluffs_and_catches(entrants: dict[str, Any], colours: dict[str, str]) -> dict | None:
+    """One point per entrant: its bluff rate against its challenge accuracy, each with its
+    95% interval (the method captioned in the legend)."""
+    points = [
+        (
+            name,
+            entrants[name]["figures"]["bluffRate"],
+            entrants[name]["figures"]["challengeAccuracy"],
+        )
+        for name in sorted(entrants)
+    ]
+    points = [(n, x, y) for n, x, y in points if x["value"] is not None and y["value"] is not None]
+    if not points:
+        return None
+
+    def bars(entry: dict[str, Any]) -> dict[str, Any]:
+        low, high = entry["ci"] or (entry["value"], entry["value"])
+        return {
+            "type": "data", "symmetric": False,
+            "array": [high - entry["value"]], "arrayminus": [entry["value"] - low],
+        }  # fmt: skip
+
+    traces = [
+        go.Scatter(
+            x=[x["value"]],
+            y=[y["value"]],
+            error_x=bars(x),
+            error_y=bars(y),
+            mode="markers",
+            name=_label(f"{name} ({x['ciMethod']} intervals, 95%)"),
+            marker={"size": 12, "color": colours.get(name, OTHER)},
+            hovertemplate=_label(name)
+            + ": bluffs %{x:.3f}, challenges won %{y:.3f}<extra></extra>",
+        )
+        for name, x, y in points
+    ]
+    return _figure(
+        go.Figure(traces),
+        xaxis={"title": "bluff rate (bids false when made)", "range": [0, 1]},
+        yaxis={"title": "challenge accuracy (challenges won)", "range": [0, 1]},
+        height=460,
+    )
 
 
 def _flags(document: dict[str, Any]) -> list[dict[str, Any]]:

@@ -241,6 +241,15 @@
       mark("fault", "fault");
       cell.append(el("div", { class: "reason", text: fault }));
     }
+    if (decision.grade) {
+      // A grade reads the decider's own hand: shown to the spectator and to that seat alone.
+      const g = decision.grade;
+      const sign = { inaccuracy: "?!", mistake: "?", blunder: "??" }[g.grade];
+      const why = "chance " + prob(g.chance) + " from its own hand; forgoes " +
+        g.forgone.toFixed(3) + " expected points";
+      cell.append(el("span", { class: "mark grade " + g.grade, title: why, text: sign + " " + g.grade }));
+      cell.append(el("div", { class: "grade-why", text: why }));
+    }
     for (const use of decision.usage) {
       cell.append(el("div", { class: "usage muted", text:
         "tokens in " + use.inputTokens + " out " + use.outputTokens +
@@ -312,6 +321,10 @@
       if (!Array.isArray(matrix)) continue;
       figures.append(el("h3", { text: name + "[a][b] (a faces b's bids)" }), matrixTable(name, matrix));
     }
+    if (data.audit.readOut) {
+      figures.append(el("h3", { text: "decisions: each seat against the exact odds of its own hand" }),
+        readOutTable(data.audit.readOut));
+    }
     for (const [name, row] of Object.entries(data.audit.seats)) {
       if (!Array.isArray(row)) continue;
       const table = el("table", { class: "figure", "data-figure": name });
@@ -319,6 +332,22 @@
       table.append(el("tr", null, el("th", { text: name }), ...row.map((v) => el("td", { class: "num", text: cell(v) }))));
       figures.append(el("h3", { text: name }), table);
     }
+  }
+
+  function readOutTable(readOut) {
+    // The decision read-out per seat (docs/decisions.md): the figures and grades of this log.
+    const names = Object.keys(readOut[0].figures);
+    const table = el("table", { class: "figure", "data-figure": "decisions" });
+    table.append(el("tr", null, el("th", { text: "figure" }), ...slots.map((s) => el("th", { class: "num", text: seatName(s) }))));
+    for (const name of names) {
+      table.append(el("tr", null, el("th", { text: name }),
+        ...readOut.map((seat) => el("td", { class: "num", text: cell(seat.figures[name]) }))));
+    }
+    for (const grade of ["inaccuracy", "mistake", "blunder"]) {
+      table.append(el("tr", null, el("th", { text: grade + "s" }),
+        ...readOut.map((seat) => el("td", { class: "num", text: String(seat.grades[grade]) }))));
+    }
+    return table;
   }
 
   function matrixTable(name, matrix) {
