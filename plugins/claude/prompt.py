@@ -33,14 +33,18 @@ from arena.view import SeatView
 from arena_plugins.claude.models import ADAPTIVE
 from arena_plugins.claude.reply_tool import TOOL_CHOICE, TOOL_CHOSEN, reply_tool
 from arena_plugins.claude.settings import ModelSettings
-from arena_plugins.model_seat.prompt import policy_text, record, rules_in_brief, turn
+from arena_plugins.model_seat.prompt import SeatRecord, policy_text, rules_in_brief, turn
 from arena_policies import Policy
 
 CACHE = {"type": "ephemeral"}
 
 
 def build_request(
-    view: SeatView, rules: TableRules, policy: Policy, settings: ModelSettings
+    view: SeatView,
+    rules: TableRules,
+    policy: Policy,
+    settings: ModelSettings,
+    kept: SeatRecord | None = None,
 ) -> dict[str, Any]:
     """Keyword arguments for ``messages.create``: the whole request for one decision.
 
@@ -48,7 +52,9 @@ def build_request(
     cannot go with a forced tool, so a thinking request leaves the choice to the model
     (the prompt asks for the tool) and asks for the reasoning's text, which some models
     omit by default; the tool is forced only with thinking ``disabled``. No sampling
-    parameter is ever sent (current models refuse them).
+    parameter is ever sent (current models refuse them). ``kept`` is the seat's own record
+    of finished deals, so a request renders only the deal in play; without one the whole
+    record is rendered afresh (the same text).
     """
     thinks = settings.thinking == ADAPTIVE
     thinking = (
@@ -61,7 +67,9 @@ def build_request(
         "tools": [reply_tool(rules, view.talk_enabled, strict=settings.strict)],
         "tool_choice": TOOL_CHOICE if forced else TOOL_CHOSEN,
         "system": system_blocks(view, rules.mode, policy),
-        "messages": [{"role": "user", "content": message_blocks(view, rules.mode)}],
+        "messages": [
+            {"role": "user", "content": message_blocks(view, rules.mode, kept or SeatRecord())}
+        ],
         "thinking": thinking,
     }
     if settings.effort is not None:
@@ -76,8 +84,8 @@ def system_blocks(view: SeatView, mode: Mode, policy: Policy) -> list[dict[str, 
     ]
 
 
-def message_blocks(view: SeatView, mode: Mode) -> list[dict[str, Any]]:
-    blocks: list[dict[str, Any]] = [{"type": "text", "text": line} for line in record(view, mode)]
+def message_blocks(view: SeatView, mode: Mode, kept: SeatRecord) -> list[dict[str, Any]]:
+    blocks = [{"type": "text", "text": line} for line in kept.lines(view, mode)]
     blocks[-1]["cache_control"] = CACHE
     blocks.append({"type": "text", "text": turn(view, mode)})
     return blocks

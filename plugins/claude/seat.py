@@ -54,6 +54,7 @@ from arena_plugins.claude.settings import (
     parse_arg,
     retry_bounds,
 )
+from arena_plugins.model_seat.prompt import SeatRecord
 from arena_plugins.model_seat.retries import ApiUnavailable, DecisionClock, DecisionPastDeadline
 from arena_plugins.model_seat.stand_in import bayes_stand_in, no_key
 from arena_policies import Policy, resolve
@@ -86,6 +87,8 @@ class ClaudeSeat:
         self.calls = 0
         self.cache_read = 0
         self.clock = DecisionClock()
+        self.record = SeatRecord()
+        """This seat's finished deals, each rendered once for all its requests."""
 
     def decide(self, view: SeatView) -> Reply:
         content, used = self._ask(view, self.clock.end(view, self.bounds.total))
@@ -105,7 +108,7 @@ class ClaudeSeat:
             )
 
     def _ask(self, view: SeatView, until: float) -> tuple[list[dict[str, Any]], dict[str, int]]:
-        request = build_request(view, self.rules, self.policy, self.settings)
+        request = build_request(view, self.rules, self.policy, self.settings, self.record)
         try:
             return create_message(self.client, request, self.bounds, self.rng, until=until)
         except ApiUnavailable as fault:

@@ -27,6 +27,7 @@ from arena.seats import Reply, SeatContext, SeatUnavailable
 from arena.view import SeatView
 from arena_plugins.model_seat.origin import host_of
 from arena_plugins.model_seat.prices import checked_provider
+from arena_plugins.model_seat.prompt import SeatRecord
 from arena_plugins.model_seat.reply_body import decode
 from arena_plugins.model_seat.retries import (
     ApiUnavailable,
@@ -99,6 +100,8 @@ class OpenAISeat:
         self.failures = 0
         """Replies in a row, in this shape, that named no action."""
         self.clock = DecisionClock()
+        self.record = SeatRecord()
+        """This seat's finished deals, each rendered once for all its requests."""
 
     def decide(self, view: SeatView) -> Reply:
         answer = self._ask(view, self.clock.end(view, self.bounds.total))
@@ -117,6 +120,7 @@ class OpenAISeat:
             strict=self.openai,
             cap=(self.cap_field, cap),
             reasoning_effort=self.seat.reasoning_effort,
+            kept=self.record,
         )
         headers = withheld_headers(self.place)
 

@@ -48,7 +48,7 @@ from arena_plugins.model_seat.action import (
     read_action,
     thought,
 )
-from arena_plugins.model_seat.prompt import policy_text, record, rules_in_brief, turn
+from arena_plugins.model_seat.prompt import SeatRecord, policy_text, rules_in_brief, turn
 from arena_plugins.model_seat.reply_body import UnreadableReply, field
 from arena_plugins.model_seat.usage import count, part_of, usage
 from arena_plugins.model_seat.usage import shown as shown_usage
@@ -71,12 +71,15 @@ def build_request(
     strict: bool,
     cap: tuple[str, int],
     reasoning_effort: str | None = None,
+    kept: SeatRecord | None = None,
 ) -> dict[str, Any]:
     """Keyword arguments for ``chat.completions.create``: the whole request for one decision.
     ``cap`` is the output cap, always sent, and the field it goes in (``max_tokens`` or
-    ``max_completion_tokens``: :mod:`~arena_plugins.openai_chat.adapting`)."""
+    ``max_completion_tokens``: :mod:`~arena_plugins.openai_chat.adapting`). ``kept`` is the
+    seat's own record of finished deals, so a request renders only the deal in play; without
+    one the whole record is rendered afresh (the same text)."""
     schema = act_schema(rules, view.talk_enabled)
-    user = "".join(record(view, rules.mode)) + turn(view, rules.mode)
+    user = (kept or SeatRecord()).text(view, rules.mode) + turn(view, rules.mode)
     if shape in (JSON_SCHEMA, TEXT):
         user += json_instruction(schema)
     request: dict[str, Any] = {
