@@ -231,11 +231,24 @@ def results_lines(results: Results) -> list[str]:
         )
         for seat in results.seats
     ]
-    widths = [
-        max(len(cell) for cell in column) for column in zip(RESULTS_COLUMNS, *rows, strict=True)
+    heading, *table = aligned(RESULTS_COLUMNS, rows)
+    title = f"{results.mode} seed {results.seed}: {results.status}, {results.deals_played} deals"
+    stand_ins = [f"* seat {s.slot}: {printable(s.stand_in)}" for s in results.seats if s.stand_in]
+    shapes = [
+        f"  seat {s.slot} asked in shapes: "
+        + ", ".join(f"{printable(shape)} {calls}" for shape, calls in s.shapes.items())
+        for s in results.seats
+        if s.shapes
     ]
+    return [title, heading, *table, *stand_ins, *shapes]
 
-    def line(cells: Sequence[str]) -> str:  # the policy reads left to right, figures align right
+
+def aligned(columns: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    """Headings, a rule and the rows, each column as wide as its widest cell: the second
+    column (a policy) reads left to right, the figures align right."""
+    widths = [max(len(cell) for cell in column) for column in zip(columns, *rows, strict=True)]
+
+    def line(cells: Sequence[str]) -> str:
         return (
             "  "
             + "  ".join(
@@ -244,13 +257,46 @@ def results_lines(results: Results) -> list[str]:
             ).rstrip()
         )
 
-    title = f"{results.mode} seed {results.seed}: {results.status}, {results.deals_played} deals"
     rule = "  " + "  ".join("-" * width for width in widths)
-    stand_ins = [f"* seat {s.slot}: {printable(s.stand_in)}" for s in results.seats if s.stand_in]
-    shapes = [
-        f"  seat {s.slot} asked in shapes: "
-        + ", ".join(f"{printable(shape)} {calls}" for shape, calls in s.shapes.items())
-        for s in results.seats
-        if s.shapes
-    ]
-    return [title, line(RESULTS_COLUMNS), rule, *map(line, rows), *stand_ins, *shapes]
+    return [line(columns), rule, *map(line, rows)]
+
+
+READ_OUT = "decisions"
+"""The decision read-out's audit section (the ``decisions`` reporter)."""
+
+READ_OUT_COLUMNS = (
+    ("bids", "bids", None),
+    ("bluff", "bluffRate", "figures"),
+    ("chance", "bidChance", "figures"),
+    ("gap", "calibrationGap", "figures"),
+    ("chal", "challenges", None),
+    ("won", "challengeAccuracy", "figures"),
+    ("vs hand", "againstHand", "figures"),
+    ("missed", "missedCatches", "figures"),
+    ("forgone", "forgonePerFacing", "figures"),
+    ("?!", "inaccuracy", "grades"),
+    ("?", "mistake", "grades"),
+    ("??", "blunder", "grades"),
+)
+"""The decision read-out's table (``arena play --read-out``, ``arena show --read-out``):
+heading, key and where in a seat's section the key is (docs/decisions.md)."""
+
+
+def read_out_lines(section: Any, policies: Sequence[str]) -> list[str]:
+    """The ``decisions`` audit section as one short row per seat, or one line saying why
+    there is none (the reporter is not installed, or failed)."""
+    if not isinstance(section, dict) or not isinstance(section.get("seats"), list):
+        why = section if isinstance(section, str) else "no decisions section in the audit"
+        return ["", f"decision read-out: {printable(str(why))}"]
+    rows = []
+    for slot, (policy, seat) in enumerate(zip(policies, section["seats"], strict=True)):
+        cells = []
+        for _, key, part in READ_OUT_COLUMNS:
+            value = (seat.get(part) or {}).get(key) if part else seat.get(key)
+            cells.append("-" if value is None else f"{value:.3f}" if isinstance(value, float)
+                         else str(value))  # fmt: skip
+        rows.append((str(slot), printable(policy), *cells))
+    title = (
+        "decision read-out (each seat against the exact odds of its own hand; docs/decisions.md)"
+    )
+    return ["", title, *aligned(("slot", "policy", *(c[0] for c in READ_OUT_COLUMNS)), rows)]

@@ -12,7 +12,7 @@ import attrs
 
 from arena.cli.options import add_seating_options, add_table_options, bounded, table_request
 from arena.plugins import PluginHost
-from arena.render import Narrator, deal_lines, results_lines
+from arena.render import READ_OUT, Narrator, deal_lines, read_out_lines, results_lines
 from arena.results import Results
 from arena.runner import run_episode
 from arena.terminal_text import printable, printable_lines, spec_text
@@ -43,6 +43,13 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     play.add_argument(
         "--json", action="store_true", help="print the results as JSON on stdout (default: table)"
+    )
+    play.add_argument(
+        "--read-out",
+        action="store_true",
+        help="after the results, each seat's decisions against the exact odds of its own "
+        "hand: bluff rate, calibration, challenges, missed catches, grades (docs/decisions.md;"
+        " default: not shown)",
     )
     play.add_argument(
         "--watch",
@@ -89,6 +96,9 @@ def run(args: argparse.Namespace, host: PluginHost) -> int:
     if people:
         write_lines(deal_lines(records))
     write_lines(["", *results_lines(results)])
+    if args.read_out:
+        policies = [seat.policy for seat in results.seats]
+        write_lines(read_out_lines(results.audit.get(READ_OUT), policies))
     return 0
 
 
