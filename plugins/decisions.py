@@ -127,6 +127,12 @@ METHOD = (
     " (jackknife-t); none under two episodes"
 )
 
+MIN_EPISODES = 20
+"""Fewest episodes over which ``bench/calibrate_decisions.py`` measured every figure's
+interval to cover near 95% (0.91 to 1.00; at 5 episodes some covered 0.87 to 0.90): an
+interval over fewer says ``coverage``: :data:`TOO_FEW` (docs/decisions.md)."""
+COVERED, TOO_FEW = "ok", "too few episodes"
+
 SHARES = frozenset(
     ("bluffRate", "heldFace", "challengeRate", "challengeAccuracy", "againstHand", "missedCatches")
 )
@@ -392,7 +398,9 @@ def _entrant(parts: list[tuple], names: list[str]) -> dict[str, Any]:
         method = KORN_GRAUBARD if figure in SHARES else RATIO_T
         draw = share_kg if figure in SHARES else ratio_t
         value, ci, _ = draw(counts[:, _AT[numerator]], counts[:, _AT[denominator]])
-        found[figure] = _interval(figure, value, ci, method, counts[:, _AT[denominator]].sum())
+        found[figure] = _interval(
+            figure, value, ci, method, counts[:, _AT[denominator]].sum(), len(parts)
+        )
     bids = counts[:, _AT["bids"]].sum()
     facings = counts[:, _AT["facings"]].sum()
     for figure, statistic, parts_of, n in (
@@ -401,11 +409,11 @@ def _entrant(parts: list[tuple], names: list[str]) -> dict[str, Any]:
         ("targeting", targeting, opponents, facings),
     ):
         value, ci = jackknife_t(statistic, parts_of)
-        found[figure] = _interval(figure, value, ci, JACKKNIFE_T, n)
+        found[figure] = _interval(figure, value, ci, JACKKNIFE_T, n, len(parts))
     decided = counts[:, _AT["decisions"]]
     for figure, grade in GRADE_RATES.items():
         value, ci, _ = share_kg(graded[:, GRADES.index(grade)], decided)
-        found[figure] = _interval(figure, value, ci, KORN_GRAUBARD, decided.sum())
+        found[figure] = _interval(figure, value, ci, KORN_GRAUBARD, decided.sum(), len(parts))
     total_bins = bins.sum(axis=0)
     total_opponents = opponents.sum(axis=0)
     episodes = len(parts)
@@ -449,9 +457,10 @@ def _record(names: list[str], opponents: np.ndarray) -> dict[str, Any]:
     return record
 
 
-def _interval(figure: str, value, ci, method: str, n: float) -> dict[str, Any]:
+def _interval(figure: str, value, ci, method: str, n: float, episodes: int) -> dict[str, Any]:
     """A pooled figure as JSON: its value, its interval within the figure's range, how the
-    interval was drawn and over how many decisions (bids or facings)."""
+    interval was drawn, over how many decisions (bids or facings), and whether
+    ``bench/calibrate_decisions.py`` measured it to cover at that many episodes."""
     if ci is not None and figure not in UNBOUNDED:
         ci = (max(0.0, ci[0]), min(1.0, ci[1]))
     entry: dict[str, Any] = {
@@ -459,6 +468,7 @@ def _interval(figure: str, value, ci, method: str, n: float) -> dict[str, Any]:
         "ci": list(ci) if ci is not None else None,
         "ciMethod": method,
         "n": _number(n),
+        "coverage": COVERED if episodes >= MIN_EPISODES else TOO_FEW,
     }
     if value is None:
         entry["why"] = "no data"

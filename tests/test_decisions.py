@@ -376,6 +376,7 @@ def test_pooling_sums_each_entrants_seats_per_episode():
     half = T_975[1] * 10 / 9
     assert overreach["ci"] == pytest.approx([8.5 / 3 - half, 8.5 / 3 + half])
     assert (overreach["ciMethod"], overreach["n"]) == ("ratio-t", 3)
+    assert overreach["coverage"] == "too few episodes"  # 2, under the bench's 20
     # bluffRate, a share of counts: 1 of 2 bids in A, 1 of 1 in B, p = 2/3. The ratio
     # estimator's se: residuals 1 - 2p = -1/3 and 1 - p = 1/3, sqrt(2 * 2/9) / 3 = 2/9; its
     # effective sample size p(1 - p) / se^2 = (2/9) / (4/81) = 4.5, at most the 3 bids: 3.
