@@ -9,14 +9,17 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
 
 from arena.cli.options import add_table_options, bounded, seat_specs, table_request
 from arena.figures import fixed
-from arena.league.compare import DEFAULT_OPPONENTS, Comparison, compare
 from arena.league.config import MAX_CONCURRENCY
 from arena.league.standings import STAND_IN
 from arena.plugins import PluginHost
 from arena.seats import SeatSpec
+
+if TYPE_CHECKING:
+    from arena.league.compare import Comparison
 
 DEFAULT_TABLES = 20
 MAX_TABLES = 10_000
@@ -34,7 +37,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--opponents",
         type=seat_specs,
-        default=list(DEFAULT_OPPONENTS),
+        default=None,
         metavar="SPEC,...",
         help="the other seats, in turn (default bayes,pressure)",
     )
@@ -100,12 +103,16 @@ def _show_look(result: Comparison) -> None:
 
 
 def run(args: argparse.Namespace, host: PluginHost) -> int:
+    # scipy comes with the comparison: only this command pays for it, never --help
+    from arena.league.compare import DEFAULT_OPPONENTS, compare
+
+    opponents = list(DEFAULT_OPPONENTS) if args.opponents is None else args.opponents
     result = compare(
         host,
         args.a,
         args.b,
         table_request(args),
-        opponents=args.opponents,
+        opponents=opponents,
         tables=args.tables,
         target=args.target_ci,
         seed=args.seed,

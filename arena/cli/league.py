@@ -12,6 +12,7 @@ import json
 import os
 import sys
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import attrs
 from rich.console import Console
@@ -29,13 +30,13 @@ from arena.league.config import (
     read_league_file,
 )
 from arena.league.executors import EXECUTORS, ExecutorFailed, choose_executor
-from arena.league.report import csv_files, episode_logs, league_report, report_tables
-from arena.league.run import Progress as LeagueProgress
-from arena.league.run import run_league
 from arena.league.store import LeagueStore, league_files
 from arena.outputs import Outputs
 from arena.plugins import PluginHost
 from arena.terminal_text import printable
+
+if TYPE_CHECKING:
+    from arena.league.run import Progress as LeagueProgress
 
 DEFAULT_DB = "league.sqlite"
 FILE_DESCRIBES = (
@@ -242,6 +243,9 @@ def league_spec(args: argparse.Namespace, host: PluginHost) -> LeagueSpec:
 
 
 def run(args: argparse.Namespace, host: PluginHost) -> int:
+    from arena.league.report import league_report  # scipy: only commands that report pay it
+    from arena.league.run import run_league  # the report's, as above
+
     flags = {"workers": args.workers, "concurrency": args.concurrency, "address": args.address}
     executor = choose_executor(args.executor, flags)
     spec = league_spec(args, host)
@@ -318,6 +322,8 @@ def _leave_now() -> None:
 
 
 def show_league(args: argparse.Namespace, host: PluginHost) -> int:
+    from arena.league.report import league_report  # scipy: only commands that report pay it
+
     report = league_report(args.db, list(host.registry.reporters.values()))
     return _print_report(report, args.db, args.json)
 
@@ -325,6 +331,8 @@ def show_league(args: argparse.Namespace, host: PluginHost) -> int:
 def export_league(args: argparse.Namespace, host: PluginHost) -> int:
     """Every file asked for is put in place together once all are written, never over the
     league file (:mod:`arena.outputs`)."""
+    from arena.league.report import csv_files, episode_logs, league_report  # scipy, as above
+
     if not (args.csv or args.json or args.logs):
         args.parser.error("give --csv DIR, --json FILE and/or --logs DIR")
     with Outputs(inputs=league_files(args.db)) as outputs:
@@ -347,6 +355,8 @@ def export_league(args: argparse.Namespace, host: PluginHost) -> int:
 
 
 def _print_report(report: dict, source: str, as_json: bool) -> int:
+    from arena.league.report import report_tables  # scipy: only commands that report pay it
+
     if as_json:
         print(json.dumps(report, indent=2))
         return 0

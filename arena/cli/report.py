@@ -10,22 +10,18 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from arena.cli.options import add_log_check_options, load_distinct_logs, log_check_mark
 from arena.extras import install_hint
-from arena.league.report import league_report
 from arena.league.store import SQLITE_MAGIC, league_files
 from arena.outputs import Outputs
 from arena.plugins import PluginHost
 from arena.runner import SetupError
 from arena.web.replay import replay_html
-from arena.web.report_data import (
-    Episode,
-    episode_digest,
-    league_episodes,
-    log_episodes,
-    logs_report,
-)
+
+if TYPE_CHECKING:
+    from arena.web.report_data import Episode
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -50,6 +46,10 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, host: PluginHost) -> int:
+    # scipy comes with the report: only this command pays for it, never --help
+    from arena.league.report import league_report
+    from arena.web.report_data import league_episodes, log_episodes, logs_report
+
     try:
         from arena.web.report import report_html
     except ImportError:
@@ -96,4 +96,6 @@ def _with_replay(
     report is) and linked."""
     name = f"episode-{episode.index}.html"
     outputs.write(folder / name, replay_html(episode.records, host=host, caution=caution))
+    from arena.web.report_data import episode_digest
+
     return episode_digest(episode) | {"replay": f"{folder.name}/{name}"}

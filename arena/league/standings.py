@@ -43,7 +43,6 @@ from collections.abc import Iterable, Mapping, Sequence
 import attrs
 import numpy as np
 from openskill.models import PlackettLuce
-from scipy import stats
 
 from arena import seeding
 from arena.intervals import ratio_columns
@@ -305,6 +304,8 @@ class Tables:
                 continue
             means = np.bincount(h, weights=y, minlength=levels) / counts
             spread = ((y - means[h]) ** 2).sum() / df
+            from scipy import stats  # here: importing standings must not cost every command scipy
+
             t = stats.t.ppf(1 - self.alpha / 2, df)
             half = t * np.sqrt(spread * (1 / counts).sum()) / levels
             centre[column] = means.mean()
