@@ -60,3 +60,26 @@ def test_a_table_without_the_reporter_says_so_in_one_line(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert "decision read-out: no decisions section in the audit" in done.stdout
+
+
+def test_league_show_read_out_tables_each_entrants_figures_with_their_intervals(tmp_path):
+    db = tmp_path / "l.db"
+    arena("league", "run", "--pool", "bayes,pressure,random", "--tables", "4", "--deals", "6",
+          "--db", str(db), "--executor", "serial")  # fmt: skip
+    shown = subprocess.run(
+        [sys.executable, "-m", "arena.cli", "league", "show", str(db), "--read-out"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "COLUMNS": "250"},
+    ).stdout
+    document = json.loads(arena("league", "show", str(db), "--json").stdout)
+    entrants = document["audit"]["decisions"]["entrants"]
+    row = next(line for line in shown.splitlines() if line.strip().startswith("bluffRate"))
+    for name in ("bayes", "pressure", "random"):
+        entry = entrants[name]["figures"]["bluffRate"]
+        low, high = entry["ci"]
+        # 4 episodes: under the 20 the bench measured coverage at, so marked *.
+        assert entry["coverage"] == "too few episodes"
+        assert f"{entry['value']:.3f} [{low:.3f}, {high:.3f}]*" in row
+    assert "decision read-out" not in arena("league", "show", str(db)).stdout

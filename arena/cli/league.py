@@ -58,6 +58,12 @@ def register(commands: argparse._SubParsersAction) -> None:
     show.add_argument(
         "--json", action="store_true", help="print the report as JSON (default: tables)"
     )
+    show.add_argument(
+        "--read-out",
+        action="store_true",
+        help="also each entrant's decisions against the exact odds, with 95%% intervals "
+        "(docs/decisions.md; --json always has them; default: not shown)",
+    )
     show.set_defaults(run=show_league)
     export = actions.add_parser("export", help="write a league's figures and logs for other tools")
     export.add_argument("db", metavar="DB")
@@ -325,7 +331,7 @@ def show_league(args: argparse.Namespace, host: PluginHost) -> int:
     from arena.league.report import league_report  # scipy: only commands that report pay it
 
     report = league_report(args.db, list(host.registry.reporters.values()))
-    return _print_report(report, args.db, args.json)
+    return _print_report(report, args.db, args.json, args.read_out)
 
 
 def export_league(args: argparse.Namespace, host: PluginHost) -> int:
@@ -354,8 +360,11 @@ def export_league(args: argparse.Namespace, host: PluginHost) -> int:
     return 0
 
 
-def _print_report(report: dict, source: str, as_json: bool) -> int:
-    from arena.league.report import report_tables  # scipy: only commands that report pay it
+def _print_report(report: dict, source: str, as_json: bool, read_out: bool = False) -> int:
+    from arena.league.report import (  # scipy: only commands that report pay it
+        read_out_table,
+        report_tables,
+    )
 
     if as_json:
         print(json.dumps(report, indent=2))
@@ -369,6 +378,8 @@ def _print_report(report: dict, source: str, as_json: bool) -> int:
     for entrant, shapes in report.get("requestShapes", {}).items():
         each = ", ".join(f"{shape} {calls}" for shape, calls in shapes.items())
         console.print(Text(printable(f"request shapes of {entrant}: {each}")))
+    if read_out:
+        console.print(read_out_table(report))
     return 0
 
 

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 from rich import box
 from rich.table import Table
+from rich.text import Text
 
 from arena.audit import run_pooled
 from arena.figures import fixed
@@ -423,6 +424,55 @@ def report_tables(report: dict[str, Any], source: str) -> list[Table]:
             "unpriced" if part["usd"] is None else f"{part['usd']:.4f}",
         )
     return [ranking, duels, spend, priced]
+
+
+READ_OUT = "decisions"
+"""The decision read-out's pooled audit section (docs/decisions.md)."""
+READ_OUT_FIGURES = (
+    "bluffRate",
+    "bidChance",
+    "calibrationGap",
+    "challengeRate",
+    "challengeAccuracy",
+    "missedCatches",
+    "followsBluffs",
+    "targeting",
+    "blunderRate",
+)
+"""The figures ``league show --read-out`` tables, each with its 95% interval."""
+
+
+def read_out_table(report: dict[str, Any]) -> Table | Text:
+    """``league show --read-out``: per entrant, the main figures of the decision read-out,
+    each with its 95% interval; a figure whose interval is over too few episodes for the
+    bench's measured coverage is marked ``*``. One line when there is no read-out."""
+    section = (report.get("audit") or {}).get(READ_OUT)
+    if not isinstance(section, dict) or not isinstance(section.get("entrants"), dict):
+        why = section if isinstance(section, str) else "no decisions section in the audit"
+        return cell(f"decision read-out: {why}")
+    table = Table(
+        title=cell("decision read-out: value [95% interval] (docs/decisions.md)"),
+        box=box.SIMPLE_HEAD,
+        caption=cell(f"{section['method']}; * coverage not shown under 20 episodes"),
+    )
+    table.add_column("figure")
+    entrants = sorted(section["entrants"])
+    for name in entrants:
+        table.add_column(cell(name), justify="right")
+    for figure in READ_OUT_FIGURES:
+        cells = []
+        for name in entrants:
+            entry = section["entrants"][name]["figures"][figure]
+            if entry["value"] is None:
+                cells.append("-")
+                continue
+            shown = fixed(entry["value"], 3)
+            if entry["ci"] is not None:
+                low, high = entry["ci"]
+                shown += f" [{fixed(low, 3)}, {fixed(high, 3)}]"
+            cells.append(shown + ("*" if entry.get("coverage") != "ok" else ""))
+        table.add_row(figure, *cells)
+    return table
 
 
 def _dollars(usd: float | None, unpriced: bool) -> str:
