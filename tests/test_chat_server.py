@@ -39,9 +39,9 @@ from model_player import THOUGHT_MARKER
 from plugins_for_tests.harness import make_view
 
 from arena.rules import TableRules
-from arena_plugins.claude.prompt import record, rules_in_brief, turn
 from arena_plugins.claude.reply_tool import reply_tool
 from arena_plugins.dice import DICE
+from arena_plugins.model_seat.prompt import record, rules_in_brief, turn
 
 RULES = TableRules(mode=DICE, seats=4)
 VIEW = make_view(RULES, (6, 6, 2, 3, 1), [(0, 3, 6), (1, 4, 2)], slot=2, deal=1)
