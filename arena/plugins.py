@@ -247,6 +247,8 @@ def load(
             selection = dist.statuses[ep.name]
             try:
                 plugin = ep.load()
+            except KeyboardInterrupt:  # the person's Ctrl-C, not the plugin's fault: stop
+                raise
             except BaseException as exc:  # noqa: BLE001 - even SystemExit: report, go on
                 broken = one_line(exc)
                 host.registry.record(PluginInfo(ep.name, dist.name, dist.version, broken=broken,

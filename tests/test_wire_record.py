@@ -10,7 +10,7 @@ table asked them, seats interleaved, each with its own kept record, and compared
 from __future__ import annotations
 
 import pytest
-from test_prompt_cache import episode_views
+from episode_views import episode_views
 
 from arena.rules import TableRules
 from arena_plugins.claude import prompt as claude
