@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from pathlib import Path
 
 import attrs
 import pytest
@@ -112,3 +113,9 @@ def page(open_page):
 def _loopback(url: str) -> bool:
     """Pages served by the arena itself (``arena serve``) live on 127.0.0.1."""
     return url.startswith(("http://127.0.0.1:", "ws://127.0.0.1:"))
+
+
+def loaded(tab, page: Path, fragment: str = "") -> None:
+    """Open a page file (at ``fragment``) and wait until its script has laid it out."""
+    tab.goto(page.as_uri() + fragment)
+    tab.wait_for_selector("body[data-ready]", state="attached")

@@ -7,9 +7,8 @@ thresholds docs/decisions.md writes down (``expected_grades``), never with the p
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from browser import loaded
 
 from arena.cli import main
 from arena.eventlog import read_log
@@ -90,17 +89,12 @@ def replayed(tmp_path_factory, host):
     return read_log(log), html
 
 
-def open_page(tab, page: Path) -> None:
-    tab.goto(page.as_uri())
-    tab.wait_for_selector("body[data-ready]", state="attached")
-
-
 def test_the_replay_marks_every_graded_decision_with_the_figure_behind_it(page, replayed):
     tab, watch = page
     records, html = replayed
     expected = expected_grades(records)
     assert {grade for grade, _ in expected.values()} >= {"blunder", "mistake"}  # random seats
-    open_page(tab, html)
+    loaded(tab, html)
     shown = {}
     for deal in sorted({r["deal"] for r in records if r["type"] == "deal"}):
         tab.click(f'#deals tr[data-deal="{deal}"]')  # the deal at its challenge: every row
@@ -160,7 +154,7 @@ def test_the_league_report_draws_calibration_and_bluffs_against_catches(page, tm
     assert main(["league", "run", "--pool", entrants, "--tables", "6", "--deals", "8",
                  "--db", str(db), "--executor", "serial"]) == 0  # fmt: skip
     assert main(["report", str(db), "-o", str(html)]) == 0
-    open_page(tab, html)
+    loaded(tab, html)
     traces = tab.evaluate(
         """() => ['calibration-plot', 'readout-plot'].map((id) =>
              document.getElementById(id).data.map((t) => t.name))"""

@@ -49,9 +49,11 @@ def no_jinja(model, tmp_path_factory):
         yield server
 
 
-def play(server, log: Path, deals: int = 4, seed: int = 11):
-    """Four ``openai:`` seats on ``server``: the results, the log's lines and stderr."""
-    seats = [server.seat(policy) for policy in ("honest", "bluffer", "tracker", "honest")]
+def play(server, log: Path, deals: int = 4, seed: int = 11, seats: list[str] | None = None):
+    """``seats`` (by default four ``openai:`` seats on ``server``), checked by ``arena
+    check``: the results, the log's lines and stderr."""
+    if seats is None:
+        seats = [server.seat(policy) for policy in ("honest", "bluffer", "tracker", "honest")]
     done = subprocess.run(
         [sys.executable, "-m", "arena.cli", "play", "--deals", str(deals), "--seed", str(seed)]
         + ["--log", str(log), "--json"]
@@ -138,21 +140,9 @@ def test_a_reply_cut_at_the_cap_is_one_rejection_saying_so(tmp_path):
     says ``length``, and each rejection is the seat's own sentence quoting what the model
     wrote, not the text parser's "unparseable reply"; never a fault."""
     model = write_babbling_model(tmp_path / "b.gguf")
-    log = tmp_path / "a.jsonl"
     with native_llama_server(model, tmp_path, jinja=True) as server:
         seats = [server.seat("honest", max_tokens=40), "bayes", "bayes", "bayes"]
-        done = subprocess.run(
-            [sys.executable, "-m", "arena.cli", "play", "--deals", "1", "--seed", "7"]
-            + ["--log", str(log)]
-            + [arg for seat in seats for arg in ("--seat", seat)],
-            capture_output=True,
-            text=True,
-            timeout=600,
-            env=quiet_env(),
-            cwd=REPO,
-        )
-        assert done.returncode == 0, f"{done.stderr}\n{server.why()}"
-    records = [json.loads(line) for line in log.read_text().splitlines()]
+        _, records, _ = play(server, tmp_path / "a.jsonl", 1, 7, seats)
     assert not [r for r in records if r["type"] == "fault"]
     rejected = [r for r in records if r["type"] == "rejected"]
     assert rejected

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from browser import loaded
 from replay_expected import expected_deals, tail
 from screenshots import save_screenshot
 
@@ -94,15 +95,10 @@ def replayed(host, folder: Path, name: str, request: EpisodeRequest) -> tuple[Pa
     return log, html
 
 
-def open_page(tab, page: Path, fragment: str = "") -> None:
-    tab.goto(page.as_uri() + fragment)
-    tab.wait_for_selector("body[data-ready]", state="attached")
-
-
 def test_every_deals_points_bids_and_challenge_equal_the_logs(page, episode):
     tab, watch = page
     records, html = episode
-    open_page(tab, html)
+    loaded(tab, html)
     for deal in expected_deals(records):
         tab.click(f'#deals tr[data-deal="{deal["deal"]}"]')  # opens the deal at its challenge
         shown = tab.evaluate(READ_DEAL)
@@ -184,7 +180,7 @@ def test_keys_reach_the_last_decision_and_back(page, episode):
     records, html = episode
     deals = expected_deals(records)
     decisions = sum(len(d["decisions"]) for d in deals)
-    open_page(tab, html)
+    loaded(tab, html)
     assert tab.text_content("#position") == "deal 0 of 0–29 · decision 0 of 0–" + str(
         len(deals[0]["decisions"]) - 1
     )
@@ -219,7 +215,7 @@ def test_the_fragment_opens_a_deal_and_decision_and_follows_navigation(page, epi
     tab, watch = page
     records, html = episode
     number = next(d["deal"] for d in expected_deals(records) if len(d["decisions"]) >= 4)
-    open_page(tab, html, f"#deal={number}&decision=2")
+    loaded(tab, html, f"#deal={number}&decision=2")
     assert tab.text_content("#position").startswith(f"deal {number} of 0–29 · decision 2 ")
     assert tab.locator("#decisions tbody tr").count() == 3
     tab.keyboard.press("ArrowRight")
@@ -229,9 +225,9 @@ def test_the_fragment_opens_a_deal_and_decision_and_follows_navigation(page, epi
     assert tab.text_content("#position").startswith("deal 5 of 0–29 · decision 1 ")
     # A deal whose seats broke rule 11, mid-way: the picture in the README.
     busy = max(expected_deals(records), key=lambda d: len(d["decisions"]))
-    open_page(tab, html, f"#deal={busy['deal']}&decision={len(busy['decisions']) - 2}")
+    loaded(tab, html, f"#deal={busy['deal']}&decision={len(busy['decisions']) - 2}")
     save_screenshot(tab, "replay-spectator")
-    open_page(tab, html, "#deal=999&decision=-4")  # out of range: clamped, not broken
+    loaded(tab, html, "#deal=999&decision=-4")  # out of range: clamped, not broken
     assert tab.text_content("#position").startswith("deal 29 of 0–29 · decision 0 ")
     watch.assert_clean()
 
@@ -240,7 +236,7 @@ def test_the_flags_drawn_are_exactly_those_in_the_logs_tail(page, episode):
     tab, watch = page
     records, html = episode
     tail_flags = [r["flag"] for r in records if r["type"] == "audit"]
-    open_page(tab, html)
+    loaded(tab, html)
     drawn = tab.evaluate(
         "[...document.querySelectorAll('#flags li.flag')]"
         ".map(li => [li.dataset.kind, li.dataset.pair])"
@@ -264,7 +260,7 @@ def test_the_flags_drawn_are_exactly_those_in_the_logs_tail(page, episode):
 def test_a_log_without_flags_draws_none(page, tmp_path, host):
     tab, watch = page
     _, html = replayed(host, tmp_path, "plain", EpisodeRequest(seed=2, deals=5))
-    open_page(tab, html)
+    loaded(tab, html)
     assert tab.locator("#flags li.flag").count() == 0
     assert tab.locator("td.flagged").count() == 0
     assert tab.locator(".mark.flagged").count() == 0
@@ -277,7 +273,7 @@ def test_as_a_seat_saw_it_shows_only_that_seats_hand_notes_and_odds(page, episod
     header = records[0]
     deal = next(d for d in expected_deals(records) if len(d["decisions"]) >= 3)
     seat = 0  # a misbehaving seat: it writes notes and has rejections of its own
-    open_page(tab, html, f"#deal={deal['deal']}&decision=1&seat={seat}")
+    loaded(tab, html, f"#deal={deal['deal']}&decision=1&seat={seat}")
     shown = tab.evaluate(READ_DEAL)
     for slot, card in shown["seats"].items():
         hand = deal["hands"][int(slot)]
@@ -331,7 +327,7 @@ def test_hostile_talk_is_shown_as_text_and_runs_nothing(page, tmp_path, host):
     log.write_text("".join(json.dumps(r) + "\n" for r in lines))
     # Talk edited in by hand is a tampered log: replayed here only unchecked, as an attacker's.
     assert main(["replay", str(log), "-o", str(html), "--unchecked"]) == 0
-    open_page(tab, html, f"#deal={bid['deal']}&decision=0")
+    loaded(tab, html, f"#deal={bid['deal']}&decision=0")
     assert tab.evaluate("window.pwned") is None
     assert tab.text_content("#decisions tbody tr .published") == hostile
     watch.assert_clean()
@@ -341,7 +337,7 @@ def test_a_500_deal_log_opens_in_under_2_seconds(page, tmp_path, host):
     tab, watch = page
     _, html = replayed(host, tmp_path, "long", EpisodeRequest(seed=11, deals=500))
     started = time.perf_counter()
-    open_page(tab, html)
+    loaded(tab, html)
     opened = time.perf_counter() - started
     assert opened < 2.0, f"the 500-deal replay took {opened:.2f} s to open"
     assert tab.locator("#deals tbody tr").count() == 500
@@ -375,7 +371,7 @@ def test_thinking_shows_in_the_spectator_view_only(page, tmp_path, host):
     log.write_text("".join(json.dumps(r) + "\n" for r in lines))
     assert main(["replay", str(log), "-o", str(html)]) == 0
     at = f"#deal={bid['deal']}&decision={index}"
-    open_page(tab, html, at)
+    loaded(tab, html, at)
     thinking = tab.locator("#decisions tbody tr.thinking")
     assert thinking.count() == 1
     assert thinking.get_attribute("data-slot") == str(bid["slot"])
@@ -395,7 +391,7 @@ def test_thinking_shows_in_the_spectator_view_only(page, tmp_path, host):
         assert cells == [str(int(slot == bid["slot"])) for slot in range(4)]
     for seat in range(4):
         tab.goto("about:blank")
-        open_page(tab, html, f"{at}&seat={seat}")
+        loaded(tab, html, f"{at}&seat={seat}")
         assert tab.locator("#decisions tbody tr.decision").count() == index + 1
         assert tab.locator("tr.thinking, .thought").count() == 0
         assert "a bluff" not in tab.inner_text("body")

@@ -17,6 +17,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
+from browser import loaded
 from screenshots import save_screenshot
 
 from arena.cli import main
@@ -64,15 +65,10 @@ def league(tmp_path_factory):
     return shown, report
 
 
-def open_report(tab, report: Path) -> None:
-    tab.goto(report.as_uri())
-    tab.wait_for_selector("body[data-ready]", state="attached")
-
-
 def test_the_standings_on_the_page_are_the_leagues(page, league):
     tab, watch = page
     shown, report = league
-    open_report(tab, report)
+    loaded(tab, report)
     rows = tab.evaluate(READ_STANDINGS)
     assert [r["entrant"] for r in rows] == [s["entrant"] for s in shown["standings"]]
     for row, standing in zip(rows, shown["standings"], strict=True):
@@ -100,7 +96,7 @@ def test_the_standings_on_the_page_are_the_leagues(page, league):
 def test_the_head_to_head_cells_are_the_leagues(page, league):
     tab, watch = page
     shown, report = league
-    open_report(tab, report)
+    loaded(tab, report)
     (heat,) = tab.evaluate(READ_FIGURE, "duels-plot")
     cells = {(h["entrant"], h["opponent"]): h["pointsPerDeal"] for h in shown["headToHead"]}
     names = [s["entrant"] for s in shown["standings"]]
@@ -121,7 +117,7 @@ def test_the_flags_drawn_are_exactly_the_pooled_audits(page, league):
     shown, report = league
     pooled = shown["audit"]["flags"]
     assert pooled["flags"], "the planted team must raise flags for the test to mean anything"
-    open_report(tab, report)
+    loaded(tab, report)
     traces = tab.evaluate(READ_FIGURE, "bias-plot")
     # Row = the facer, column = the bidder it waved through. Soft-play names a pair
     # and is about both directions; waves-through about the one it names.
@@ -150,7 +146,7 @@ def test_the_flags_drawn_are_exactly_the_pooled_audits(page, league):
 def test_a_replay_link_opens_a_working_replay(page, league):
     tab, watch = page
     shown, report = league
-    open_report(tab, report)
+    loaded(tab, report)
     links = tab.locator("a.replay")
     assert links.count() == shown["league"]["episodesStored"]
     links.nth(3).click()
@@ -194,7 +190,7 @@ def test_a_list_of_logs_is_ranked_from_its_results(page, logs):
         assert result is not None
         for seat in log[0]["seats"]:
             scores[seat["policy"]].append(result["score"][seat["slot"]])
-    open_report(tab, report)
+    loaded(tab, report)
     rows = {r["entrant"]: r for r in tab.evaluate(READ_STANDINGS)}
     assert set(rows) == set(SEATS)
     for name, values in scores.items():
@@ -226,7 +222,7 @@ def test_a_list_of_logs_head_to_head_and_rule_11_counts_are_the_logs(page, logs)
             if line["type"] in ("bid", "challenge") and line["fallback"]:
                 counts["fallbacks"][policy[line["slot"]]] += 1
     assert counts["rejected"]["misbehaving"] and counts["fallbacks"]["misbehaving"]
-    open_report(tab, report)
+    loaded(tab, report)
     (heat,) = tab.evaluate(READ_FIGURE, "duels-plot")
     for i, a in enumerate(heat["y"]):
         for j, b in enumerate(heat["x"]):
@@ -338,7 +334,7 @@ def test_an_allocated_leagues_report_says_its_means_are_against_the_opponents_me
     shown, text, report = allocated
     assert ALLOCATED_MEANS + "," in text  # league show says it
     tab, watch = open_page()
-    open_report(tab, report)
+    loaded(tab, report)
     caption = tab.text_content("#standings-caption")
     assert caption == ALLOCATED_MEANS + ", with its 95% interval over tables"
     axis = tab.evaluate("() => document.getElementById('standings-plot').layout.xaxis.title.text")
@@ -346,7 +342,7 @@ def test_an_allocated_leagues_report_says_its_means_are_against_the_opponents_me
     watch.assert_clean()
     # A league seated by its schedule says nothing of opponents met.
     plain, watch = open_page()
-    open_report(plain, league[1])
+    loaded(plain, league[1])
     assert plain.text_content("#standings-caption") == (
         "mean episode score, with its 95% interval over tables"
     )
@@ -369,7 +365,7 @@ def test_each_interval_is_captioned_by_the_method_that_drew_it(open_page, paired
         rows = shown["standings"] + shown["headToHead"]
         assert {r["ciMethod"] for r in rows} == {method}
         tab, watch = open_page()
-        open_report(tab, report)
+        loaded(tab, report)
         methods = tab.evaluate(READ_METHODS)
         assert methods == [[s["entrant"], caption] for s in shown["standings"]]
         hovers = [h for h in tab.evaluate(READ_DUEL_HOVERS) if " vs " in h]
@@ -405,7 +401,7 @@ def test_an_entrant_has_one_colour_in_every_chart(page, allocated):
     # The standings rank is not the names' order, which the other charts use: a colour
     # taken from a chart's order would differ between them.
     assert names != sorted(names)
-    open_report(tab, report)
+    loaded(tab, report)
     colours: dict[str, set[str]] = defaultdict(set)
     for chart in ENTRANT_CHARTS:
         seen = tab.evaluate(READ_COLOURS, chart)
