@@ -196,10 +196,15 @@ def test_serial_threads_and_processes_store_the_same_rows(tmp_path, host):
     play(tmp_path / "serial.sqlite", league, host)
     play(tmp_path / "threads.sqlite", attrs.evolve(league, concurrency=3), host, "thread")
     play(tmp_path / "procs.sqlite", attrs.evolve(league, concurrency=2), host, "process")
+    # 2 processes playing 3 and 2 tables at once in threads
+    both = attrs.evolve(league, concurrency=5)
+    play(tmp_path / "both.sqlite", both, host, "process", workers=2)
     serial = rows(tmp_path / "serial.sqlite")
     assert serial == rows(tmp_path / "threads.sqlite") == rows(tmp_path / "procs.sqlite")
+    assert serial == rows(tmp_path / "both.sqlite")
     report = league_report(tmp_path / "serial.sqlite")
     assert report == league_report(tmp_path / "procs.sqlite")
+    assert report == league_report(tmp_path / "both.sqlite")
 
 
 def test_an_interrupted_league_resumes_to_the_same_rows(tmp_path, host):

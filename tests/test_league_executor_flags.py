@@ -4,7 +4,8 @@
 without ``--executor ray`` was ignored, both silently. Each combination here runs the
 real ``arena`` command and reads its one line; the lines are written out by hand from
 the rule (``EXECUTOR_FLAGS``): serial applies none of the three flags, thread
-``--concurrency``, process ``--workers`` or ``--concurrency`` (its worker count), ray
+``--concurrency``, process ``--workers`` (its processes) and ``--concurrency`` (its
+tables in flight, at least one per process; alone, its process count), ray
 ``--concurrency`` and ``--address``.
 """
 
@@ -29,15 +30,15 @@ def league_run(tmp_path, *flags: str) -> subprocess.CompletedProcess:
 
 
 REFUSED = {
-    "--workers 2 --concurrency 8 (once 8 threads, no process)": (
-        ["--workers", "2", "--concurrency", "8"],
-        "--workers 2 and --concurrency 8 disagree: with --executor process both set the"
-        " worker processes; give one (--concurrency alone runs threads)",
+    "--workers 3 --concurrency 2 (a process with no table)": (
+        ["--workers", "3", "--concurrency", "2"],
+        "--concurrency 2 is fewer than --workers 3: each worker process plays at least one"
+        " table at a time",
     ),
-    "--executor process --workers 2 --concurrency 3": (
-        ["--executor", "process", "--workers", "2", "--concurrency", "3"],
-        "--workers 2 and --concurrency 3 disagree: with --executor process both set the"
-        " worker processes; give one (--concurrency alone runs threads)",
+    "--executor process --workers 2 --concurrency 1": (
+        ["--executor", "process", "--workers", "2", "--concurrency", "1"],
+        "--concurrency 1 is fewer than --workers 2: each worker process plays at least one"
+        " table at a time",
     ),
     "--executor thread --address": (
         ["--executor", "thread", "--address", "127.0.0.1:6379"],
@@ -87,6 +88,9 @@ APPLIED = {
     "--executor process --concurrency 2": ["--executor", "process", "--concurrency", "2"],
     "--executor process --workers 2 --concurrency 2": [
         "--executor", "process", "--workers", "2", "--concurrency", "2",
+    ],
+    "--workers 2 --concurrency 5 (3 and 2 tables in threads)": [
+        "--workers", "2", "--concurrency", "5",
     ],
     "--executor thread --concurrency 2": ["--executor", "thread", "--concurrency", "2"],
     "--concurrency 2": ["--concurrency", "2"],

@@ -81,11 +81,16 @@ def serial_standings(tmp_path_factory) -> str:
     return ran.stdout
 
 
+@pytest.mark.parametrize(
+    "flags",
+    [["--workers", "2"], ["--workers", "2", "--concurrency", "5"]],
+    ids=["a table each", "tables in threads"],
+)
 def test_a_worker_killed_mid_league_is_replaced_and_the_standings_are_serials(
-    tmp_path, serial_standings
+    tmp_path, serial_standings, flags
 ):
     db = tmp_path / "killed.sqlite"
-    proc = league_process(db, *SLOW, "--workers", "2")
+    proc = league_process(db, *SLOW, *flags)
     try:
         deadline = time.monotonic() + 60
         while stored(db) < 2 and proc.poll() is None and time.monotonic() < deadline:

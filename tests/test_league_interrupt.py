@@ -80,15 +80,24 @@ def whole(tmp_path_factory):
     return proc.stdout
 
 
+EXECUTORS = {
+    "thread": ["--executor", "thread", "--concurrency", "4"],
+    "process": ["--executor", "process", "--concurrency", "4"],
+    # processes playing tables in threads: 2 workers, 3 tables at once each
+    "process-threads": ["--executor", "process", "--workers", "2", "--concurrency", "6"],
+}
+
+
 @pytest.mark.parametrize(
     "executor, episodes",
-    [("thread", 1), ("thread", 12), ("process", 1), ("process", 16)],
+    [("thread", 1), ("thread", 12), ("process", 1), ("process", 16)]
+    + [("process-threads", 1), ("process-threads", 16)],
 )
 def test_ctrl_c_stops_within_2_s_with_one_line_and_resumes(
     tmp_path, capsys, whole, executor, episodes
 ):
     db = tmp_path / "l.sqlite"
-    proc = league(tmp_path, db, *SCRIPTED, "--executor", executor, "--concurrency", "4")
+    proc = league(tmp_path, db, *SCRIPTED, *EXECUTORS[executor])
     took = stop_when_stored(proc, db, episodes, signal.SIGINT)
     assert proc.returncode == 130
     assert proc.stderr.read().strip() == "arena: interrupted"
@@ -97,10 +106,12 @@ def test_ctrl_c_stops_within_2_s_with_one_line_and_resumes(
     assert standings(capsys, db) == whole
 
 
-@pytest.mark.parametrize("executor, episodes", [("thread", 6), ("process", 10)])
+@pytest.mark.parametrize(
+    "executor, episodes", [("thread", 6), ("process", 10), ("process-threads", 10)]
+)
 def test_kill_9_leaves_a_consistent_file_that_resumes(tmp_path, capsys, whole, executor, episodes):
     db = tmp_path / "l.sqlite"
-    proc = league(tmp_path, db, *SCRIPTED, "--executor", executor, "--concurrency", "3")
+    proc = league(tmp_path, db, *SCRIPTED, *EXECUTORS[executor])
     stop_when_stored(proc, db, episodes, signal.SIGKILL)
     with sqlite3.connect(db) as conn:  # every stored episode is whole: seats and log with it
         assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)

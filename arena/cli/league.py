@@ -136,13 +136,14 @@ def add_run_options(parser: argparse.ArgumentParser, with_file: bool) -> None:
     parser.add_argument(
         "--concurrency",
         type=setting("concurrency"),
-        help="tables in flight (threads, Ray tasks), >= 1 (default: --workers, else the "
-        "league file's, else 1)",
+        help="tables in flight (threads, Ray tasks; with --workers W, spread over W processes"
+        " in threads), >= 1 (default: --workers, else the league file's, else 1)",
     )
     parser.add_argument(
         "--workers",
         type=setting("concurrency"),
-        help="worker processes, >= 1 (default: --concurrency)",
+        help="worker processes, >= 1, each playing its share of --concurrency tables at once"
+        " (default: --concurrency, one table each)",
     )
     parser.add_argument("--address", help="Ray cluster address (default: a local Ray instance)")
     parser.add_argument(
@@ -265,6 +266,7 @@ def run(args: argparse.Namespace, host: PluginHost) -> int:
                 host,
                 executor=executor,
                 address=args.address,
+                workers=args.workers,
                 allow_stand_in=args.allow_stand_in,
                 allow_upgrade=args.allow_upgrade,
                 progress=show,

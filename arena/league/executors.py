@@ -9,9 +9,10 @@ in flight), so the runner decides what starts (budget) and in which order.
 - ``thread``: ``capacity`` tables in flight in daemon threads of this process,
   for I/O-bound seats (Claude: each decision waits on the network, the engine
   stays synchronous per table). The Claude limiter is shared by all of them.
-- ``process``: one table per worker process, for CPU-bound scripted tables.
-  Each worker has its own pipe, no shared queue lock, so stopping is a kill,
-  never a wait on a worker that died holding a lock.
+- ``process``: worker processes, each playing one table at a time (CPU-bound
+  scripted tables) or, given more tables than workers, several in threads
+  (model tables past one core). Each worker has its own pipe, no shared queue
+  lock, so stopping is a kill, never a wait on a worker that died holding a lock.
 - ``ray``: Ray tasks on a cluster (``address``) or a local Ray instance. An
   address where nothing answers is refused before Ray is asked, and a head that
   stops answering mid-league stops it in one line (Ray waited a minute, then
@@ -52,7 +53,6 @@ import socket
 import sys
 import threading
 import time
-from collections import deque
 from collections.abc import Iterator
 from multiprocessing.connection import Connection, wait
 from typing import Any
@@ -77,8 +77,9 @@ EXECUTOR_FLAGS = {
     "process": frozenset({"concurrency", "workers"}),
     "ray": frozenset({"concurrency", "address"}),
 }
-"""The ``league run`` flags each executor applies (``--workers`` and ``--concurrency`` both
-name the process executor's worker count); any other is refused, never dropped."""
+"""The ``league run`` flags each executor applies (for the process executor ``--workers``
+is its processes and ``--concurrency`` its tables in flight, their count alone); any other
+is refused, never dropped."""
 RETRIES = 3
 """Times a table is played again after its worker died under it, before the league stops."""
 PROBE_SECONDS = 5.0
@@ -178,34 +179,44 @@ class Threads:
 
 
 class Processes:
-    QUEUED = 8
-    """Fixtures sent to each worker ahead: it starts the next table the moment it finishes
-    one, instead of idling while the main process stores results and answers. Scripted
-    tables take about a millisecond, so a short queue ran dry: with batched stores, 2 gave
-    76-79% parallel efficiency at 2 processes and 8 gives 82-87%
-    (bench/league_benches.py efficiency)."""
+    """``workers`` processes, each playing its share of ``tables`` tables at once in
+    threads: processes for the cores, threads for the tables that wait on an API. One
+    process stops at one core (the GIL): at 2 s latency, 512 model tables in threads kept
+    the process at 0.9-0.96 of a core and reached 81% of ideal throughput."""
 
-    def __init__(self, workers: int, limits: Limits):
-        self.capacity = workers * self.QUEUED
-        self.slots = workers
+    QUEUED = 8
+    """Fixtures sent to each worker beyond the tables it plays at once: it starts the next
+    table the moment it finishes one, instead of idling while the main process stores
+    results and answers. Scripted tables take about a millisecond, so a short queue ran
+    dry: with batched stores, 2 gave 76-79% parallel efficiency at 2 processes and 8 gives
+    82-87% (bench/league_benches.py efficiency)."""
+
+    def __init__(self, workers: int, limits: Limits, tables: int | None = None):
+        tables = workers if tables is None else tables
+        self.threads = [tables // workers + (slot < tables % workers) for slot in range(workers)]
+        """Tables each worker plays at once: ``tables`` split as evenly as it goes."""
+        self.capacity = tables + workers * self.QUEUED
+        self.slots = tables
         self.context = multiprocessing.get_context("spawn")
         self.limits = limits.share(workers)
         self.pause = SharedPause(workers, self.context)
         """Every worker's 429 pause (:mod:`arena.limits`), a slot of it each."""
         self.workers: dict[Connection, Any] = {}
         self.slot_of: dict[Connection, int] = {}
-        self.queued: dict[Connection, deque[Fixture]] = {}
+        self.queued: dict[Connection, dict[int, Fixture]] = {}
+        """Each worker's fixtures not yet back, by schedule index, in the order sent (the
+        order its threads take them in)."""
         self.restarts: dict[int, int] = {}
-        """Schedule index -> times its worker died under it."""
+        """Schedule index -> times its worker died while it may have been playing it."""
         for slot in range(workers):
-            self._start_worker(deque(), slot)
+            self._start_worker([], slot)
 
-    def _start_worker(self, fixtures: deque[Fixture], slot: int) -> None:
+    def _start_worker(self, fixtures: list[Fixture], slot: int) -> None:
         """A new worker process, sent ``fixtures`` to play in order."""
         mine, theirs = self.context.Pipe()
         process = self.context.Process(
             target=_process_worker,
-            args=(theirs, self.limits, self.pause.slot(slot), logs.settings()),
+            args=(theirs, self.threads[slot], self.limits, self.pause.slot(slot), logs.settings()),
             daemon=True,
         )
         # Workers start with Ctrl-C ignored (an ignored signal stays ignored through exec),
@@ -218,7 +229,7 @@ class Processes:
         theirs.close()
         self.workers[mine] = process
         self.slot_of[mine] = slot
-        self.queued[mine] = fixtures
+        self.queued[mine] = {fixture.index: fixture for fixture in fixtures}
         for fixture in fixtures:
             mine.send(fixture)
 
@@ -227,8 +238,8 @@ class Processes:
         return sum(len(fixtures) for fixtures in self.queued.values())
 
     def submit(self, fixture: Fixture) -> None:
-        conn = min(self.queued, key=lambda c: len(self.queued[c]))
-        self.queued[conn].append(fixture)
+        conn = min(self.queued, key=lambda c: len(self.queued[c]) / self.threads[self.slot_of[c]])
+        self.queued[conn][fixture.index] = fixture
         try:
             conn.send(fixture)
         except OSError:  # it died waiting for work: a new one plays this fixture
@@ -237,31 +248,35 @@ class Processes:
     def collect(self, timeout: float) -> Iterator[Played]:
         for conn in wait([c for c, fixtures in self.queued.items() if fixtures], timeout):
             try:
-                outcome = conn.recv()
+                index, outcome = conn.recv()
             except (EOFError, OSError):
                 self._replace(conn)
                 continue
-            fixture = self.queued[conn].popleft()
+            fixture = self.queued[conn].pop(index)
             if isinstance(outcome, BaseException):
                 raise outcome
             yield fixture, *outcome
 
     def _replace(self, conn: Connection) -> None:
-        """A worker died: its fixtures go, in order, to a new one, unless the one it was
-        playing has now lost :data:`RETRIES` + 1 workers."""
+        """A worker died: its fixtures go, in order, to a new one, unless one it may have
+        been playing (the first of its threads' count, as its threads take them in order)
+        has now lost :data:`RETRIES` + 1 workers."""
         process = self.workers.pop(conn)
-        fixtures = self.queued.pop(conn)
+        fixtures = list(self.queued.pop(conn).values())
+        slot = self.slot_of.pop(conn)
         conn.close()
         process.join(timeout=2)
-        playing = fixtures[0]
-        deaths = self.restarts[playing.index] = self.restarts.get(playing.index, 0) + 1
-        log.warning("worker died", table=playing.table, exitcode=process.exitcode, deaths=deaths)
-        if deaths > RETRIES:
-            raise ExecutorFailed(
-                f"table {playing.table}: its worker process died {deaths} times"
-                f" (last exit code {process.exitcode})"
+        for playing in fixtures[: self.threads[slot]]:
+            deaths = self.restarts[playing.index] = self.restarts.get(playing.index, 0) + 1
+            log.warning(
+                "worker died", table=playing.table, exitcode=process.exitcode, deaths=deaths
             )
-        self._start_worker(fixtures, self.slot_of.pop(conn))
+            if deaths > RETRIES:
+                raise ExecutorFailed(
+                    f"table {playing.table}: its worker process died {deaths} times"
+                    f" (last exit code {process.exitcode})"
+                )
+        self._start_worker(fixtures, slot)
 
     def close(self) -> None:
         for process in self.workers.values():
@@ -272,28 +287,49 @@ class Processes:
 
 
 def _process_worker(
-    conn: Connection, limits: Limits, pause: SharedPause, log_settings: logs.Settings | None
+    conn: Connection,
+    threads: int,
+    limits: Limits,
+    pause: SharedPause,
+    log_settings: logs.Settings | None,
 ) -> None:
-    """A process executor's worker: Ctrl-C is the parent's to handle, then it kills us. It
-    logs as its parent does (structlog's defaults would print to the parent's stdout)."""
+    """A process executor's worker: this thread reads fixtures, ``threads`` threads play
+    them (sharing this process's limiter) and each sends back (schedule index, outcome).
+    Ctrl-C is the parent's to handle, then it kills us. It logs as its parent does
+    (structlog's defaults would print to the parent's stdout)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if log_settings is not None:
         logs.configure(log_settings)
     limiter.configure(limits, pause)
     host = load()
+    inbox: queue.SimpleQueue[Fixture | None] = queue.SimpleQueue()
+    sending = threading.Lock()
+
+    def play() -> None:
+        while (fixture := inbox.get()) is not None:
+            try:
+                outcome = play_fixture(host, fixture)[1:]
+            except Exception as exc:  # the parent raises it, as if the table was played there
+                outcome = exc
+            with sending:
+                try:
+                    conn.send((fixture.index, outcome))
+                except OSError:  # the parent is gone, or killing us
+                    return
+                except Exception as exc:  # it does not pickle: its one line does
+                    failed = ExecutorFailed(f"table {fixture.table}: {type(exc).__name__}: {exc}")
+                    conn.send((fixture.index, failed))
+
+    players = [threading.Thread(target=play, daemon=True) for _ in range(threads)]
+    for player in players:
+        player.start()
     while True:
         try:
-            fixture = conn.recv()
+            inbox.put(conn.recv())
         except EOFError:
-            return
-        try:
-            outcome = play_fixture(host, fixture)[1:]
-        except Exception as exc:  # the parent raises it, as if the table was played there
-            outcome = exc
-        try:
-            conn.send(outcome)
-        except Exception as exc:  # it does not pickle: its one line does
-            conn.send(ExecutorFailed(f"table {fixture.table}: {type(exc).__name__}: {exc}"))
+            break
+    for _ in players:
+        inbox.put(None)
 
 
 class Ray:
@@ -539,23 +575,28 @@ def choose_executor(chosen: str | None, flags: dict[str, Any]) -> str:
             f"--{refused[0]} does nothing with --executor {kind}: it is for --executor {users}"
         )
     workers, concurrency = flags.get("workers"), flags.get("concurrency")
-    if kind == "process" and None not in (workers, concurrency) and workers != concurrency:
+    if kind == "process" and None not in (workers, concurrency) and concurrency < workers:
         raise LeagueError(
-            f"--workers {workers} and --concurrency {concurrency} disagree: with --executor"
-            " process both set the worker processes; give one (--concurrency alone runs"
-            " threads)"
+            f"--concurrency {concurrency} is fewer than --workers {workers}: each worker"
+            " process plays at least one table at a time"
         )
     return kind
 
 
 def make_executor(
-    kind: str, host: PluginHost, concurrency: int, limits: Limits, address: str | None = None
+    kind: str,
+    host: PluginHost,
+    concurrency: int,
+    limits: Limits,
+    address: str | None = None,
+    workers: int | None = None,
 ) -> Serial | Threads | Processes | Ray:
-    """The executor ``kind`` with ``concurrency`` tables in flight (API ``limits`` shared)."""
+    """The executor ``kind`` with ``concurrency`` tables in flight (API ``limits`` shared);
+    the process executor's across ``workers`` processes (default: one table each)."""
     if kind == "serial" or concurrency <= 1 and kind != "ray":
         return Serial(host)
     if kind == "thread":
         return Threads(host, concurrency)
     if kind == "process":
-        return Processes(concurrency, limits)
+        return Processes(workers or concurrency, limits, concurrency)
     return Ray(concurrency, limits, address)

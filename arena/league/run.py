@@ -68,6 +68,7 @@ def run_league(
     host: PluginHost,
     executor: str = "serial",
     address: str | None = None,
+    workers: int | None = None,
     allow_stand_in: bool = False,
     allow_upgrade: bool = False,
     progress: Callable[[Progress], None] = lambda state: None,
@@ -98,7 +99,7 @@ def run_league(
     if _over_budget(spec, state, spent_episodes, 1):  # spent already: no workers to start
         state.stopped = "budget"
         return state
-    pool = make_executor(executor, host, spec.concurrency, spec.api_limits, address)
+    pool = make_executor(executor, host, spec.concurrency, spec.api_limits, address, workers)
     # With a budget, only the tables being played are paid for ahead: none waits queued.
     in_flight = pool.slots if spec.budget.limited else pool.capacity
     try:
