@@ -19,6 +19,9 @@ import pytest
 
 from arena.engine import Engine, EpisodeConfig
 from arena.rules import TableRules
+from arena.sandbox.policy import Limits, SandboxPolicy
+from arena.sandbox.protocol import WorkerCode
+from arena.sandbox.remote import SandboxedSeat
 from arena.sandbox.views import view_from_json, view_to_json
 from arena_plugins.dice import DICE
 
@@ -178,3 +181,46 @@ def test_a_view_survives_the_trip_to_the_worker():
     assert any(v.history for v in views) and any(v.bids for v in views)
     for view in views:
         assert view_from_json(json.loads(json.dumps(view_to_json(view)))) == view
+
+
+LEAN_SEAT = """
+import sys
+
+WATCHED = ("arena.replies", "arena.turns", "shutil", "numpy")
+
+
+class Lean:
+    def __init__(self, context):
+        pass
+
+    def decide(self, view):
+        loaded = ",".join(name for name in WATCHED if name in sys.modules)
+        quantity, face = view.legal.min_bid
+        return {"action": "bid", "quantity": quantity, "face": face, "notes": loaded or "none"}
+"""
+
+
+def test_a_seat_that_replies_with_data_costs_its_worker_no_more_imports(tmp_path, monkeypatch):
+    # A worker's start is most of a sandboxed table's: one whose seat replies with a dict
+    # never imports rule 11's parser (and its turn rules), shutil (choosing a policy) or
+    # numpy (its private stream, never drawn from), as its own sys.modules says.
+    tmp_path.chmod(0o755)  # searchable by a worker's own uid
+    (tmp_path / "lean").mkdir()
+    (tmp_path / "lean" / "arena_lean.py").write_text(LEAN_SEAT)
+    monkeypatch.syspath_prepend(str(tmp_path / "lean"))  # the worker's path is the arena's
+    recorder = _Recorder()
+    rules = TableRules(mode=DICE, seats=2)
+    Engine(EpisodeConfig(rules=rules, seed=3, deals=1), [recorder, recorder], ["r"] * 2,
+           [recorder, recorder], lambda event: None).play()  # fmt: skip
+    policy = SandboxPolicy("process", Limits(start_seconds=30.0))
+    setup = {"name": "arena_lean:Lean", "slot": 0, "privateSeed": 1, "arg": None, "talk": False,
+             "mode": {"name": "dice", "symbols": [1, 2, 3, 4, 5, 6], "handSize": 5,
+                      "description": ""},
+             "seats": 2, "maxBids": 12, "policies": ["lean", "lean"]}  # fmt: skip
+    seat = SandboxedSeat(policy, WorkerCode.seat_factory("arena_lean:Lean"), setup)
+    try:
+        seat.ready()
+        reply = seat.decide(recorder.views[0])
+    finally:
+        seat.close()
+    assert reply["notes"] == "none"

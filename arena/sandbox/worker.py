@@ -12,7 +12,11 @@ follow, one frame each: ``seat``, ``decide``, ``filter``, ``report``.
 
 Start-up is most of what a sandboxed table costs, so nothing here imports numpy:
 its import was most of a worker's start, and it comes with the first draw from a
-seat's stream (:class:`_DeferredGenerator`), or with a plugin that imports it.
+seat's stream (:class:`_DeferredGenerator`), or with a plugin that imports it. Nor
+:mod:`arena.replies` (rule 11's parser, with :mod:`arena.turns`: 5 ms of a worker's
+start): only a seat that replies with a :class:`~arena.actions.Bid` or
+:class:`~arena.actions.Challenge` object needs it, to send it as a record
+(:func:`_answer`); a reply that is already data goes as it is.
 """
 
 from __future__ import annotations
@@ -30,7 +34,6 @@ from typing import Any
 from arena.actions import Bid, Challenge
 from arena.hookspecs import hookimpl
 from arena.plugins import PluginHost, PluginInfo, new_host, one_line
-from arena.replies import action_record
 from arena.rules import TableRules
 from arena.sandbox.protocol import WorkerCode, read_frame, write_frame
 from arena.sandbox.views import ViewReceiver, mode_from_json, mode_to_json
@@ -193,6 +196,8 @@ def _answer(reply: Any) -> dict[str, Any]:
     if isinstance(reply, Reply):
         reply, usage = reply.content, reply.usage
     if isinstance(reply, (Bid, Challenge)):
+        from arena.replies import action_record  # only for such a reply: see the module's doc
+
         reply = action_record(reply)
     return {"reply": reply, "usage": usage}
 
