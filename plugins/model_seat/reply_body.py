@@ -1,7 +1,8 @@
 """A model server's reply body as the JSON object it must be, or a fault of the call that says
 what came instead.
 
-A wire reads its SDK's raw response (``with_raw_response``) and hands the body
+A wire reads its SDK's raw response (``with_raw_response``, or ``post`` to an
+``httpx2.Response``) and hands the body
 here, then reads the fields it needs from plain JSON, checking each one's type:
 the SDKs build their reply objects without validating them, so an HTML page, a
 string where an object belongs or ``NaN`` in the usage reached the seat as a

@@ -1,7 +1,7 @@
 """The ``openai`` seat: every decision made by a model behind an OpenAI-compatible
 chat-completions endpoint, from a policy prompt and the seat's view.
 
-One decision is one (retried, bounded) ``chat.completions.create`` call, shaped by
+One decision is one (retried, bounded) chat-completions request, shaped by
 :mod:`~arena_plugins.openai_chat.wire`. A seat starts with the ``act`` tool
 forced and moves only on what the server answers (a refused shape, an ignored
 forced choice, a shape that keeps failing, a refused cap field), once per move
@@ -48,7 +48,12 @@ from arena_plugins.openai_chat.adapting import (
     refuses_shape,
     why,
 )
-from arena_plugins.openai_chat.client import WIRE, make_client, withheld_headers
+from arena_plugins.openai_chat.client import (
+    WIRE,
+    make_client,
+    post_completion,
+    withheld_headers,
+)
 from arena_plugins.openai_chat.settings import (
     DEFAULT_MAX_TOKENS,
     RETRY_PREFIX,
@@ -125,10 +130,8 @@ class OpenAISeat:
         headers = withheld_headers(self.place)
 
         def call() -> tuple[Answer, int]:
-            raw = self.client.chat.completions.with_raw_response.create(
-                **request, extra_headers=headers
-            )
-            answer = read_completion(decode(raw.http_response.content), cap)
+            body = post_completion(self.client, request, headers)
+            answer = read_completion(decode(body), cap)
             return answer, rate_tokens(answer.usage)
 
         try:

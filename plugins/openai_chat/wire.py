@@ -73,7 +73,7 @@ def build_request(
     reasoning_effort: str | None = None,
     kept: SeatRecord | None = None,
 ) -> dict[str, Any]:
-    """Keyword arguments for ``chat.completions.create``: the whole request for one decision.
+    """The JSON body of a chat-completions request: the whole request for one decision.
     ``cap`` is the output cap, always sent, and the field it goes in (``max_tokens`` or
     ``max_completion_tokens``: :mod:`~arena_plugins.openai_chat.adapting`). ``kept`` is the
     seat's own record of finished deals, so a request renders only the deal in play; without
