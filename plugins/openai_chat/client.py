@@ -52,7 +52,9 @@ def make_client(place: Endpoint, bounds: RetryBounds) -> openai.OpenAI:
     )
 
 
-def post_completion(client: openai.OpenAI, request: dict[str, Any], headers: dict[str, Any]) -> bytes:
+def post_completion(
+    client: openai.OpenAI, request: dict[str, Any], headers: dict[str, Any]
+) -> bytes:
     """One chat-completions request's raw reply body, the request sent as built.
 
     It goes through the client's own ``post``, the SDK's documented call for a request
