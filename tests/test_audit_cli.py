@@ -8,8 +8,7 @@ import pytest
 from audit_logs import DICE
 from plugins_for_tests.flag_every_pair import FlagEveryPair
 
-from arena import cli
-from arena.cli import main
+from arena.cli import main, running
 from arena.plugins import load
 
 
@@ -95,7 +94,7 @@ def test_append_keeps_play_lines_byte_for_byte_and_adds_one_line_per_flag(tmp_pa
         host.add(FlagEveryPair(), "flag_every_pair")
         return host
 
-    monkeypatch.setattr(cli, "load", flagging_host)
+    monkeypatch.setattr(running, "load", flagging_host)
     path = tmp_path / "hand.jsonl"
     play_lines = "".join(json.dumps(r) + "\n" for r in DICE)
     path.write_text(play_lines)

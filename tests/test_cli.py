@@ -291,7 +291,9 @@ def test_importing_the_cli_and_a_scripted_play_load_no_heavy_client():
     ).stdout
     assert out.splitlines() == [
         "[]",
-        # the options, the stdout guard and the start are every command's; play is named
-        "['arena.cli.options', 'arena.cli.play', 'arena.cli.standard_output', 'arena.cli.startup']",
+        # the options, the runner of a parsed line, the stdout guard and the start are every
+        # command's; play is named
+        "['arena.cli.options', 'arena.cli.play', 'arena.cli.running', 'arena.cli.standard_output',"
+        " 'arena.cli.startup']",
         "['arena.cli.play']",
     ]

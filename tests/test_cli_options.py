@@ -6,6 +6,7 @@ Each defect here was found by using the CLI as documented; the tests use it the 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import re
 from pathlib import Path
 
@@ -13,8 +14,9 @@ import pytest
 from plugins_for_tests.harness import plugged
 
 from arena import hookimpl
-from arena.cli import COMMANDS, _named_command, build_parser, main
-from arena.cli.listings import LISTING_WIDTH, plugins_command
+from arena.cli import COMMANDS, build_parser, main
+from arena.cli.plugins import LISTING_WIDTH
+from arena.cli.plugins import run as list_plugins
 from arena.engine import EpisodeConfig
 from arena.rules import TableRules
 
@@ -37,36 +39,44 @@ def no_player_scripted(monkeypatch):
 )
 def test_verbosity_is_accepted_before_and_after_the_subcommand(argv, level):
     assert build_parser().parse_args(argv).verbose == level
-    assert build_parser(argv).parse_args(argv).verbose == level  # the one command's parser
+    assert build_parser(every_command=True).parse_args(argv).verbose == level
+
+
+def completed(parser: argparse.ArgumentParser) -> set[str]:
+    """The subcommands whose options ``parser`` has added (a bare one has only -h)."""
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return {name for name, sub in commands.choices.items() if len(sub._actions) > 1}
 
 
 @pytest.mark.parametrize(
-    "argv, named",
+    "argv, reached",
     [
-        (["play", "--deals", "3"], "play"),
-        (["-vv", "league", "run", "x.toml"], "league"),
-        (["--sandbox", "off", "--trust", "dist", "policies"], "policies"),
-        (["--sandbox=off", "plugins"], "plugins"),
-        (["--trust", "play", "show", "x.jsonl"], "show"),  # "play" is the option's value
-        (["--sand", "off", "play"], None),  # an abbreviation: "off" may be its value
-        (["pley"], None),
-        (["--help"], None),
-        ([], None),
+        (["play", "--deals", "3"], {"play"}),
+        (["-vv", "league", "run", "x.toml"], {"league"}),
+        (["--sandbox", "off", "--trust", "dist", "policies"], {"policies"}),
+        (["--sandbox=off", "plugins"], {"plugins"}),
+        (["--trust", "play", "show", "x.jsonl"], {"show"}),  # "play" is the option's value
+        (["--sand", "off", "play"], {"play"}),  # an abbreviation, read by argparse itself
+        (["pley"], set()),
+        (["--help"], set()),
+        (["play", "--help"], {"play"}),
     ],
 )
-def test_the_command_a_line_names_is_found_before_parsing(argv, named):
-    """Only the named command's options are built; anything unclear builds them all,
-    so argparse itself reads it (and lists every command in its help or error)."""
-    assert _named_command(argv) == named
+def test_only_the_command_a_line_reaches_gets_its_options(argv, reached):
+    """A subcommand's module is imported, and its options added, when argparse reaches it:
+    ``arena --help`` and a mistyped command build none, a command line only its own."""
+    parser = build_parser()
+    with contextlib.suppress(SystemExit):  # the help, or the usage error
+        parser.parse_args(argv)
+    assert completed(parser) == reached
+    assert completed(build_parser(every_command=True)) == set(COMMANDS)
 
 
 def test_a_line_parsed_with_every_command_or_with_its_own_reads_the_same():
     argv = ["--sand", "off", "-v", "play", "--deals", "7", "--seat", "random", "--trust", "d"]
-    whole = vars(build_parser().parse_args(argv))
-    assert whole == vars(build_parser(argv).parse_args(argv))
+    whole = vars(build_parser(every_command=True).parse_args(argv))
+    assert whole == vars(build_parser().parse_args(argv))
     assert whole["sandbox"] == "off" and whole["deals"] == 7 and whole["trust"] == ["d"]
-    own = ["play", "--deals", "7", "--seat", "random", "-v"]
-    assert vars(build_parser(own).parse_args(own)) == vars(build_parser().parse_args(own))
 
 
 def test_a_mistyped_command_is_one_line_naming_every_command(capsys):
@@ -131,7 +141,7 @@ def options(parser: argparse.ArgumentParser, command: str = "arena"):
 
 
 def test_every_option_says_its_default_and_range():
-    parser = build_parser()
+    parser = build_parser(every_command=True)
     for command, action in options(parser):
         where = f"{command} {action.option_strings[-1]}"
         assert action.help and re.search(r"default|required", action.help), where
@@ -161,7 +171,7 @@ def test_plugins_listing_fits_100_columns_with_long_names(capsys):
         info,
     ):
         args = argparse.Namespace(json=False)
-        assert plugins_command(args, host) == 0
+        assert list_plugins(args, host) == 0
     out = capsys.readouterr().out
     assert "a_plugin_with_an_unusually_long_entry_point_name" in out
     assert "a_rather_long_reporter_name_7" in out

@@ -9,96 +9,87 @@ SIGTERM stop an episode the same way: its partial log is closed with an
 ``interrupted`` line and the CLI says where it is (exit code 130). Plugins load
 lazily, once, when a command needs them.
 
-Each subcommand is a module of this package with a ``register(commands)``
-function; :data:`COMMANDS` lists them in the order ``arena --help`` shows, and only
-the module of the command named is imported.
+Each subcommand is the module of this package of its name, with a ``register(parser)``
+function that adds its options to its parser; :data:`COMMANDS` lists them, with the
+help lines ``arena --help`` shows, in its order. A subcommand's module is imported only
+once argparse reaches that subcommand (:class:`Commands`), and what runs a parsed command
+only once it has parsed (:mod:`.running`): ``arena --help`` and a mistyped command
+import neither, and a command only its own module.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
-import os
-import signal
 import sys
-import threading
 from collections.abc import Sequence
 
-import arena.cli.startup  # first: a Ctrl-C while the rest imports
+import arena.cli.startup  # noqa: F401  (first: a Ctrl-C while the rest imports)
 from arena import __version__, logconfig
 from arena.cli import standard_output
-from arena.cli.options import USAGE_ERROR, Parser, resolve_seats
+from arena.cli.options import RUN_FAILED, Parser
 from arena.cli.standard_output import StdoutFailed
-from arena.eventlog import LogError, LogExists, LogWriteError
-from arena.league.config import LeagueError
-from arena.league.store import StoreError
-from arena.outputs import OutputFailed, OutputRefused
-from arena.plugins import DuplicateName, PluginHost, UnknownName, load
-from arena.runner import EpisodeInterrupted, SetupError, Terminated
-from arena.sandbox.policy import CHOICES, SandboxPolicy, SandboxSetupError
+from arena.sandbox.policy import CHOICES
 from arena.terminal_text import printable
 
 COMMANDS = {
-    "play": "play",
-    "serve": "serve",
-    "league": "league",
-    "compare": "compare",
-    "audit": "audit",
-    "check": "check",
-    "replay": "replay",
-    "report": "report",
-    "show": "show",
-    "exploitability": "exploitability",
-    "policies": "listings",
-    "plugins": "listings",
+    "play": "play one episode",
+    "serve": "play in the browser (a local table server)",
+    "league": "rank entrants over many seeded tables",
+    "compare": "is seat A better than seat B? a paired comparison on the same deals",
+    "audit": "recompute an episode's audit from its log, or pool many by policy",
+    "check": "verify logs against the rules and their seed (exit 1 on any violation)",
+    "replay": "write an episode's log as one offline HTML replay page",
+    "report": "write a league file or saved logs as one offline HTML report",
+    "show": "print a saved event log as `arena play` prints it",
+    "exploitability": "a seat's exact exploitability on a calibration rung",
+    "policies": "list the shipped model seat policies",
+    "plugins": "list installed plugins",
 }
-"""Each subcommand and the module of this package that registers it, in ``arena --help``'s order."""
-VALUED_GLOBALS = ("--sandbox", "--trust", "--log-format")
-USER_ERRORS = (
-    SetupError,
-    UnknownName,
-    DuplicateName,
-    LogError,
-    LogExists,
-    StoreError,
-    SandboxSetupError,
-    LeagueError,
-    OutputRefused,
-)
-RUN_FAILED = 1
-INTERRUPTED = 130
+"""Each subcommand and its help line, in ``arena --help``'s order."""
 
 
 VERBOSE_HELP = "more log output: -v info, -vv debug (default: warnings only)"
 
 
-def build_parser(argv: Sequence[str] | None = None) -> Parser:
-    """The parser for ``argv``: only its subcommand's options when it names one (a command
-    line is parsed once, and building every subcommand costs more than parsing), every
-    subcommand's otherwise (``arena --help``, a mistyped command) or without ``argv``."""
+class Commands(argparse._SubParsersAction):
+    """The subcommands, each listed by its name and help line, which is all ``arena --help``
+    shows of it; its module is imported, and its options added, when argparse reaches it
+    (to parse it, or to show its own help), so only the command a line names pays for
+    its module. Building every subcommand's options cost a tenth of a second of imports."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._completed: set[str] = set()
+
+    def complete(self, name: str) -> None:
+        """``name``'s options, added once: its own, then the global ones (which also work
+        after the subcommand)."""
+        if name not in self._completed:
+            self._completed.add(name)
+            parser = self.choices[name]
+            importlib.import_module(f"arena.cli.{name}").register(parser)
+            _add_global_options(parser, defaults=False)
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        self.complete(values[0])
+        super().__call__(parser, namespace, values, option_string)
+
+
+def build_parser(*, every_command: bool = False) -> Parser:
+    """The ``arena`` parser; a subcommand's options are added when it is reached
+    (:class:`Commands`), or, with ``every_command``, all of them now (to inspect them)."""
     parser = Parser(prog="arena", description="Liar's Dice / Liar's Poker arena.")
     parser.add_argument("--version", action="version", version=f"arena {__version__}")
     _add_global_options(parser, defaults=True)
+    parser.register("action", "parsers", Commands)
     commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
-    named = _named_command(argv) if argv is not None else None
-    modules = [COMMANDS[named]] if named else dict.fromkeys(COMMANDS.values())
-    for module in modules:
-        importlib.import_module(f"arena.cli.{module}").register(commands)
-    for subcommand in commands.choices.values():  # they also work after the subcommand
-        _add_global_options(subcommand, defaults=False)
+    for name, help_line in COMMANDS.items():
+        commands.add_parser(name, help=help_line)
+    if every_command:
+        for name in COMMANDS:
+            commands.complete(name)
     return parser
-
-
-def _named_command(argv: Sequence[str]) -> str | None:
-    """The subcommand ``argv`` names: its first word that is not an option or an option's
-    value, if that word is a command."""
-    words = iter(argv)
-    for word in words:
-        if word in VALUED_GLOBALS:
-            next(words, None)
-        elif not word.startswith("-"):
-            return word if word in COMMANDS else None
-    return None
 
 
 def _add_global_options(parser: argparse.ArgumentParser, defaults: bool) -> None:
@@ -152,56 +143,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _command(argv: list[str]) -> int:
-    args = build_parser(argv).parse_args(argv)
+    args = build_parser().parse_args(argv)
     logconfig.configure(args.verbose, args.log_format)
-    in_main = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGTERM, _terminate) if in_main else None
-    try:
-        arena.cli.startup.settled()
-        host = load_for_command(args)
-        resolve_seats(args, host.registry)
-        return args.run(args, host)
-    except USER_ERRORS as exc:
-        print(f"arena: error: {printable(str(exc))}", file=sys.stderr)
-        return USAGE_ERROR
-    except (LogWriteError, OutputFailed) as exc:  # a full disk: not a usage error, one line
-        print(f"arena: error: {printable(str(exc.strerror))}", file=sys.stderr)
-        return RUN_FAILED
-    except EpisodeInterrupted as exc:
-        print(f"arena: {exc}", file=sys.stderr)
-        return INTERRUPTED
-    except KeyboardInterrupt:
-        print("arena: interrupted", file=sys.stderr)
-        return INTERRUPTED
-    finally:
-        if in_main:
-            signal.signal(signal.SIGTERM, previous)
+    from arena.cli import running  # here: --help and a usage error have ended by now
 
-
-def _terminate(signum, frame):
-    raise Terminated
-
-
-def load_for_command(args) -> PluginHost:
-    """The plugins under the sandbox the command line asks for, announced in one line where
-    a third party plays (:mod:`arena.cli.isolation_note`).
-
-    The choice is also exported to the environment, so a league's worker
-    processes load under the same policy.
-    """
-    policy = SandboxPolicy.choose(os.environ, args.sandbox, tuple(args.trust))
-    if args.sandbox:
-        os.environ["ARENA_SANDBOX"] = args.sandbox
-    if args.trust:
-        os.environ["ARENA_TRUST"] = ",".join(sorted(policy.trusted))
-    host = load(os.environ, policy)
-    if host.untrusted_missing:  # a typo in --trust would otherwise trust nothing, silently
-        names = ", ".join(host.untrusted_missing)
-        print(f"arena: warning: trusted but not installed: {names}", file=sys.stderr)
-    if any(info.trust in ("third-party", "trusted") for info in host.plugins):
-        from arena.cli import isolation_note  # here: a command with no third party pays nothing
-
-        if isolation_note.wanted(args, host):
-            level = "note" if policy.isolation == "bwrap" and not policy.trusted else "warning"
-            print(f"arena: {level}: {policy.summary()}", file=sys.stderr)
-    return host
+    return running.run(args)

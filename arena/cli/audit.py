@@ -29,10 +29,7 @@ from arena.plugins import PluginHost
 from arena.terminal_text import cell
 
 
-def register(commands: argparse._SubParsersAction) -> None:
-    audit = commands.add_parser(
-        "audit", help="recompute an episode's audit from its log, or pool many by policy"
-    )
+def register(audit: argparse.ArgumentParser) -> None:
     audit.add_argument(
         "logs",
         nargs="*",

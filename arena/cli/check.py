@@ -13,10 +13,7 @@ SHOWN_PER_LOG = 20
 """Violations printed per log; one edit can cascade into many, the first is the cause."""
 
 
-def register(commands: argparse._SubParsersAction) -> None:
-    check = commands.add_parser(
-        "check", help="verify logs against the rules and their seed (exit 1 on any violation)"
-    )
+def register(check: argparse.ArgumentParser) -> None:
     check.add_argument("logs", nargs="+", metavar="LOG", help="event logs to verify")
     check.add_argument(
         "--results",

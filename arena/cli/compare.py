@@ -25,10 +25,7 @@ DEFAULT_TABLES = 20
 MAX_TABLES = 10_000
 
 
-def register(commands: argparse._SubParsersAction) -> None:
-    parser = commands.add_parser(
-        "compare", help="is seat A better than seat B? a paired comparison on the same deals"
-    )
+def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "a", type=_one_seat, metavar="A", help="seat spec, e.g. bayes or claude:..."
     )

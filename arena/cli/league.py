@@ -47,8 +47,7 @@ FILE_DESCRIBES = (
 be dropped, so they are refused; the run's own flags (budget, target, executor) apply."""
 
 
-def register(commands: argparse._SubParsersAction) -> None:
-    league = commands.add_parser("league", help="rank entrants over many seeded tables")
+def register(league: argparse.ArgumentParser) -> None:
     add_run_options(league, with_file=False)
     actions = league.add_subparsers(dest="action", parser_class=type(league))
     run_parser = actions.add_parser("run", help="play a league (resumes a stopped one)")

@@ -1,8 +1,11 @@
-"""What every ``arena`` subcommand shares: the one-line usage error, bounded
-numbers, seat specs, the table options and listings.
+"""What every ``arena`` subcommand shares: the exit codes, the one-line usage error,
+bounded numbers, seat specs, the table options and listings.
 
 Each subcommand lives in its own module beside this one and only reaches here
-for these helpers, so commands can grow without touching each other.
+for these helpers, so commands can grow without touching each other. The parser of
+``arena`` itself is built from here too, so this module imports what its helpers need
+(the engine, the runner, the log check) only inside the helpers that use it: ``arena
+--help`` and a command that uses none of them never import those.
 """
 
 from __future__ import annotations
@@ -10,20 +13,20 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from arena.check import distinct_episodes, load_checked
-from arena.engine import MAX_DEALS
-from arena.fast.choice import ENGINES
-from arena.plugins import PluginHost, Registry, UnknownName
-from arena.rules import DEFAULT_MAX_BIDS, MAX_BIDS_CAP, MAX_SEATS, MIN_SEATS
-from arena.runner import DEFAULT_SEATS, EpisodeRequest, SetupError
-from arena.seats import SeatSpec
-from arena.terminal_text import printable_lines, spec_text
+from arena.terminal_text import printable_lines
+
+if TYPE_CHECKING:
+    from arena.plugins import PluginHost
+    from arena.runner import EpisodeRequest
+    from arena.seats import SeatSpec
 
 USAGE_ERROR = 2
+RUN_FAILED = 1
+"""The exit code of a command that could not finish: a write failed (a full disk)."""
 
 
 class Parser(argparse.ArgumentParser):
@@ -74,6 +77,8 @@ def record_given(parser: argparse.ArgumentParser) -> None:
 
 
 def seat_specs(text: str) -> list[SeatSpec]:
+    from arena.seats import SeatSpec
+
     try:
         return [SeatSpec.parse(part) for part in text.split(",")]
     except ValueError as exc:
@@ -86,6 +91,11 @@ def add_table_options(parser: argparse.ArgumentParser, *, engines: bool = True) 
     ``engines``: offer ``--engine``; a command whose tables are always watched live
     (``arena serve``) plays them on the Python engine and does not.
     """
+    from arena.engine import MAX_DEALS
+    from arena.fast.choice import ENGINES
+    from arena.rules import DEFAULT_MAX_BIDS, MAX_BIDS_CAP, MAX_SEATS, MIN_SEATS
+    from arena.runner import DEFAULT_SEATS
+
     parser.add_argument(
         "--mode", default="dice", help="game mode plugin: dice, poker, ... (default dice)"
     )
@@ -146,8 +156,10 @@ def add_seating_options(parser: argparse.ArgumentParser, seat_help: str) -> None
 def table_request(args: argparse.Namespace, **episode) -> EpisodeRequest:
     """The request the table options describe, plus what only one episode has.
 
-    ``args.seats`` must be resolved first (:func:`resolve_seats`).
+    ``args.seats`` must be resolved first (:func:`arena.cli.running.resolve_seats`).
     """
+    from arena.runner import EpisodeRequest
+
     return EpisodeRequest(
         mode=args.mode,
         deals=args.deals,
@@ -157,23 +169,6 @@ def table_request(args: argparse.Namespace, **episode) -> EpisodeRequest:
         engine=args.engine,
         **episode,
     )
-
-
-def resolve_seats(
-    args: argparse.Namespace, registry: Registry, environ: Mapping[str, str] = os.environ
-) -> None:
-    """A table size the user left out is the mode's default (2 on the rungs), and every
-    paid seat given by ``--seat`` passes its own preflight before any table starts (a
-    league's and a comparison's entrants pass it in the league's checks)."""
-    if getattr(args, "seats", 0) is None:
-        args.seats = registry.mode(args.mode).default_seats
-    for slot, spec in enumerate(getattr(args, "seat_specs", [])):
-        try:
-            registry.preflight(spec, environ)
-        except UnknownName:  # reported where a name always is, with its context
-            continue
-        except ValueError as exc:
-            raise SetupError(f"seat {slot} ({spec_text(spec)}): {exc}") from None
 
 
 def print_rows(args: argparse.Namespace, rows: list[dict], line: Callable[[dict], str]) -> int:
@@ -204,6 +199,8 @@ def add_log_check_options(parser: argparse.ArgumentParser) -> None:
 
 def load_log(args: argparse.Namespace, host: PluginHost, path: str) -> list[dict]:
     """A saved log's records, verified first unless ``--unchecked`` (see ``arena check``)."""
+    from arena.check import load_checked
+
     return load_checked(
         path, unchecked=args.unchecked, partial=args.partial, registry=host.registry
     )
@@ -214,6 +211,8 @@ def load_distinct_logs(
 ) -> list[tuple[str, list[dict]]]:
     """Many saved logs, each verified, each episode once: a copy is dropped with a warning,
     since pooling or ranking it twice would count its seats twice."""
+    from arena.check import distinct_episodes
+
     logs, duplicates = distinct_episodes((path, load_log(args, host, path)) for path in paths)
     for warning in duplicates:
         print(f"arena: warning: {warning}", file=sys.stderr)

@@ -18,8 +18,7 @@ from arena.runner import run_episode
 from arena.terminal_text import printable, printable_lines, spec_text
 
 
-def register(commands: argparse._SubParsersAction) -> None:
-    play = commands.add_parser("play", help="play one episode")
+def register(play: argparse.ArgumentParser) -> None:
     add_table_options(play)
     add_seating_options(
         play,

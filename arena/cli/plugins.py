@@ -1,45 +1,26 @@
-"""``arena policies`` and ``arena plugins``: what is installed, as lines or JSON."""
+"""``arena plugins``: the installed plugins, what each registers and why any did not load,
+as lines or JSON."""
 
 from __future__ import annotations
 
 import argparse
 import textwrap
+from typing import TYPE_CHECKING
 
 from arena.cli.options import print_rows
-from arena.plugins import PluginHost
-from arena_policies import shipped as shipped_policies
+
+if TYPE_CHECKING:
+    from arena.plugins import PluginHost
 
 
-def register(commands: argparse._SubParsersAction) -> None:
-    policies = commands.add_parser("policies", help="list the shipped model seat policies")
-    policies.add_argument(
-        "--json", action="store_true", help="machine-readable output (default: one line each)"
-    )
-    policies.set_defaults(run=policies_command)
-
-    plugins = commands.add_parser("plugins", help="list installed plugins")
+def register(plugins: argparse.ArgumentParser) -> None:
     plugins.add_argument(
         "--json", action="store_true", help="machine-readable output (default: one line each)"
     )
-    plugins.set_defaults(run=plugins_command)
+    plugins.set_defaults(run=run)
 
 
-def policies_command(args: argparse.Namespace, host: PluginHost) -> int:
-    rows = [
-        {
-            "name": policy.name,
-            "file": policy.source,
-            "author": policy.author,
-            "description": policy.description,
-        }
-        for policy in shipped_policies()
-    ]
-    return print_rows(
-        args, rows, lambda row: f"{row['name']:<10} {row['file']:<22} {row['description']}"
-    )
-
-
-def plugins_command(args: argparse.Namespace, host: PluginHost) -> int:
+def run(args: argparse.Namespace, host: PluginHost) -> int:
     rows = [
         {
             "name": info.name,

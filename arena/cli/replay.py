@@ -11,10 +11,7 @@ from arena.plugins import PluginHost
 from arena.web.replay import replay_html
 
 
-def register(commands: argparse._SubParsersAction) -> None:
-    replay = commands.add_parser(
-        "replay", help="write an episode's log as one offline HTML replay page"
-    )
+def register(replay: argparse.ArgumentParser) -> None:
     replay.add_argument("log", metavar="LOG", help="event log written by `arena play --log`")
     replay.add_argument(
         "-o",

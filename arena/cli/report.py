@@ -24,10 +24,7 @@ if TYPE_CHECKING:
     from arena.web.report_data import Episode
 
 
-def register(commands: argparse._SubParsersAction) -> None:
-    report = commands.add_parser(
-        "report", help="write a league file or saved logs as one offline HTML report"
-    )
+def register(report: argparse.ArgumentParser) -> None:
     report.add_argument(
         "sources",
         nargs="+",

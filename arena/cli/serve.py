@@ -31,8 +31,7 @@ LOOPBACK = "127.0.0.1"
 DEFAULT_MAX_DEALS = 1000
 
 
-def register(commands: argparse._SubParsersAction) -> None:
-    serve = commands.add_parser("serve", help="play in the browser (a local table server)")
+def register(serve: argparse.ArgumentParser) -> None:
     add_table_options(serve, engines=False)
     add_seating_options(
         serve,

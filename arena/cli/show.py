@@ -12,8 +12,7 @@ from arena.plugins import PluginHost
 from arena.render import READ_OUT, deal_lines, read_out_lines, settled_lines
 
 
-def register(commands: argparse._SubParsersAction) -> None:
-    show = commands.add_parser("show", help="print a saved event log as `arena play` prints it")
+def register(show: argparse.ArgumentParser) -> None:
     show.add_argument("log", metavar="LOG", help="event log written by `arena play --log`")
     show.add_argument(
         "--decisions",
