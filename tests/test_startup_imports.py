@@ -1,6 +1,13 @@
-"""Commands that need neither scipy nor the league report never import them (issue 39
-item 4): ``arena --help`` paid 0.9 s CPU for scipy it never used. Each command runs in a
-fresh interpreter."""
+"""What a command imports, read from ``-X importtime`` (issue 39 item 4). Each command runs
+in a fresh interpreter.
+
+``arena --help`` paid 0.9 s CPU for scipy and the league report it never used, then half
+a second for every subcommand's module and, through them, the engine, the runner, the
+log check, numpy and the plugin loader. Commands that need neither scipy nor the report
+never import them, and ``--help`` and a mistyped command nothing that running a command
+needs. (That they import no subcommand's module, which ``importlib.import_module`` loads
+out of ``-X importtime``'s sight, ``tests/test_cli_options.py`` reads off the parser.)
+"""
 
 from __future__ import annotations
 
@@ -9,11 +16,21 @@ import sys
 
 import pytest
 
-HEAVY = ("scipy", "arena.league.report")
+STATISTICS = ("scipy", "arena.league.report")
+RUNNING = (
+    "numpy",
+    "arena.engine",
+    "arena.runner",
+    "arena.check",
+    "arena.plugins",
+    "arena.cli.running",
+)
+"""What running a command imports (the plugins, the runner of a parsed line and the core
+they bring), and building the parser of ``arena --help`` needs none of."""
 
 
-def loaded(*argv: str, cwd) -> list[str]:
-    """Which of HEAVY ``arena ARGV`` imported, read from ``-X importtime``'s lines (the
+def loaded(*argv: str, cwd, of: tuple[str, ...] = STATISTICS) -> list[str]:
+    """Which of ``of`` ``arena ARGV`` imported, read from ``-X importtime``'s lines (the
     command may leave by ``os._exit``, so nothing is asked of it after it runs)."""
     done = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "arena.cli", *argv],
@@ -23,7 +40,7 @@ def loaded(*argv: str, cwd) -> list[str]:
         timeout=120,
     )
     names = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines()}
-    return [name for name in HEAVY if name in names]
+    return [name for name in of if name in names]
 
 
 BAYES = ["--seat", "bayes"] * 4
@@ -40,4 +57,14 @@ def test_a_command_without_statistics_loads_neither(argv, tmp_path):
 
 def test_the_probe_sees_a_report_command_load_them(tmp_path):
     # the probe itself can fail: a league show does load the report (and so scipy)
-    assert loaded("league", "show", "nothing.db", cwd=tmp_path) == list(HEAVY)
+    assert loaded("league", "show", "nothing.db", cwd=tmp_path) == list(STATISTICS)
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["pley"]], ids=["help", "mistyped"])
+def test_help_imports_nothing_a_command_runs_on(argv, tmp_path):
+    assert loaded(*argv, cwd=tmp_path, of=RUNNING) == []
+
+
+def test_the_probe_sees_a_command_import_what_it_runs_on(tmp_path):
+    # the probe itself can fail: checking a log loads the plugins, the check and the rest
+    assert loaded("check", "nothing.jsonl", cwd=tmp_path, of=RUNNING) == list(RUNNING)
