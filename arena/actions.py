@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import attrs
 
+# Frozen without slots, as the events are (arena.events.Event says why): a seat makes an
+# action every turn, and attrs' __init__ then writes the fields without a call apiece.
 
-@attrs.frozen
+
+@attrs.frozen(slots=False)
 class Bid:
     """Claim: at least ``quantity`` symbols across all hands show ``face``."""
 
@@ -21,7 +24,7 @@ class Bid:
     """Replaces the seat's private notes when not ``None``."""
 
 
-@attrs.frozen
+@attrs.frozen(slots=False)
 class Challenge:
     """Call the standing bid; every hand is revealed (rule 6)."""
 

@@ -46,7 +46,7 @@ from arena.replies import IllegalReply, loggable, parse_action
 from arena.results import usage_by_slot
 from arena.rules import TableRules, score
 from arena.seats import Reply, Seat, SeatQuit, SeatUnavailable
-from arena.turns import BidApplied, DealState, EpisodeState
+from arena.turns import DealState, EpisodeState
 from arena.view import (
     History,
     LegalActions,
@@ -64,6 +64,8 @@ MAX_DEALS = 2**63 - 1
 """The most deals an episode plays: the compiled engine counts them in an int64."""
 NOTES_CAP = 4000
 """Private notes longer than this are truncated, and the seat is told so."""
+FORCED = Challenge()
+"""The challenge the table makes at the cap (rule 8): immutable, so one serves every deal."""
 
 log = get_logger(__name__)
 
@@ -307,13 +309,15 @@ class Engine:
     def _play_deal(self, deal: DealState) -> None:
         self.talk = ()
         self.emit(DealStarted(deal.number, deal.opener, deal.hands))
+        tallies = self.tallies
         while not deal.over:
             if deal.forced:  # rule 8: the table challenges; no seat is asked
-                self._apply(deal, Challenge(), fallback=False, thinking=None)
+                self._apply(deal, FORCED, False, None)
             else:
-                decision = self._decide(deal, deal.actor)
-                self.tallies[deal.actor].decisions += 1  # made: a seat that left made none
-                self._apply(deal, *decision)
+                slot = deal.actor
+                action, fallback, thinking = self._decide(deal, slot)
+                tallies[slot].decisions += 1  # made: a seat that left made none
+                self._apply(deal, action, fallback, thinking)
 
     def _apply(self, deal: DealState, action: Action, fallback: bool, thinking: Thoughts) -> None:
         """Play ``action`` on the state, publish its talk, keep its notes, log what happened."""
@@ -324,8 +328,8 @@ class Engine:
             said, notes = cut(action.say, SAY_CAP), cut(action.notes, NOTES_CAP)
             published = self._publish(slot, said)
             self._keep_notes(slot, action.notes)
-        if isinstance(applied, BidApplied):
-            bid = applied.bid
+        if not deal.over:  # a bid (BidApplied): the deal goes on
+            bid = deal.standing
             self.emit(
                 BidMade(
                     deal.number, slot, bid.quantity, bid.face, said, published,

@@ -31,7 +31,14 @@ def _tuple(items) -> tuple:
 
 
 def _tuple2(rows) -> tuple[tuple, ...]:
+    """Rows as a tuple of tuples, as :func:`_tuple` makes each. Tuples of tuples (the hands
+    the engine deals every deal) are kept as they are, at a third of the cost."""
+    if type(rows) is tuple and set(map(type, rows)) <= _TUPLES:
+        return rows
     return tuple(map(_tuple, rows)) if isinstance(rows, (list, tuple)) else rows
+
+
+_TUPLES = {tuple}
 
 
 THOUGHT = "thinking"
@@ -106,7 +113,13 @@ def is_seat_record(value: Any) -> bool:
 
 
 class Event:
-    """Base of every log line; subclasses are frozen attrs classes with a TYPE."""
+    """Base of every log line; subclasses are frozen attrs classes with a TYPE.
+
+    They are declared ``slots=False``: attrs' ``__init__`` of a frozen class then writes
+    each field straight into the instance dict, where a slotted one calls
+    ``object.__setattr__`` once per field. The engine makes an event for every line of
+    every log, and that is a third of a ``bid`` event's cost; frozen is frozen either way.
+    """
 
     TYPE: ClassVar[str]
 
@@ -114,7 +127,7 @@ class Event:
         return _RECORD_MAKERS[type(self)](self)
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, slots=False)
 class EpisodeStarted(Event):
     """First line: everything needed to replay the episode's rules."""
 
@@ -139,7 +152,7 @@ class EpisodeStarted(Event):
     raise_rule: str = attrs.field(default="strict", metadata={"omit_default": True})
 
 
-@attrs.frozen
+@attrs.frozen(slots=False)
 class DealStarted(Event):
     """Rule 1: the hands of deal ``deal`` in slot order, and who opens."""
 
@@ -149,7 +162,7 @@ class DealStarted(Event):
     hands: tuple[tuple[int, ...], ...] = attrs.field(converter=_tuple2)
 
 
-@attrs.frozen
+@attrs.frozen(slots=False)
 class Rejected(Event):
     """Rule 11: a reply that did not yield one legal action, and why."""
 
@@ -162,7 +175,7 @@ class Rejected(Event):
     """The rejected reply's reasoning."""
 
 
-@attrs.frozen
+@attrs.frozen(slots=False)
 class Fault(Event):
     """A seat could not answer at all (e.g. its API stayed down); not an illegal move."""
 
@@ -172,7 +185,7 @@ class Fault(Event):
     reason: str
 
 
-@attrs.frozen
+@attrs.frozen(slots=False)
 class Usage(Event):
     """Token accounting one model call reported (LLM seats only)."""
 
@@ -197,7 +210,7 @@ class Usage(Event):
     several; left out otherwise."""
 
 
-@attrs.frozen
+@attrs.frozen(slots=False)
 class BidMade(Event):
     """A legal bid was applied (rules 3-5)."""
 
@@ -217,7 +230,7 @@ class BidMade(Event):
     """The reasoning the model returned with this reply (never shown to any seat)."""
 
 
-@attrs.frozen
+@attrs.frozen(slots=False)
 class ChallengeMade(Event):
     """A challenge resolved (rule 6); ``forced`` when the bid cap made it (rule 8)."""
 
@@ -238,7 +251,7 @@ class ChallengeMade(Event):
     thinking: tuple[Thought, ...] | None = _thinking_field()
 
 
-@attrs.frozen
+@attrs.frozen(slots=False)
 class EpisodeSettled(Event):
     """Last line of play: how the episode ended and the scores, indexed by slot."""
 
@@ -249,7 +262,7 @@ class EpisodeSettled(Event):
     score: tuple[float, ...] = attrs.field(converter=_tuple)
 
 
-@attrs.frozen
+@attrs.frozen(slots=False)
 class Audit(Event):
     """After ``result``: one flag an audit reporter raised; a diagnostic, never a score."""
 
@@ -260,7 +273,7 @@ class Audit(Event):
     """The flag as it appears in ``results.audit``."""
 
 
-@attrs.frozen
+@attrs.frozen(slots=False)
 class Interrupted(Event):
     """Last line of a log the run could not finish: a signal, or a failed write.
 

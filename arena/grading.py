@@ -153,56 +153,64 @@ def judge(records: Iterable[Mapping[str, Any]], chunk: int = CHUNK) -> Iterator[
     ``records`` start with the log's header; audit lines and every other kind are passed
     over. The walk only reads each decision's numbers; the odds, losses and grades are
     worked out for a chunk at once.
+
+    The walk is the read-out's cost per decision, so it keeps what it reads in locals (the
+    standing bid's slot, quantity and face rather than its record), lays the rows end to
+    end in one list, and counts a face in a hand with the sequence's own ``count`` where
+    the mode has no wild (what :func:`arena.probability.count` does then, without the call).
     """
     records = iter(records)
     header = next(records)
     mode = from_header(header)
-    wild, symbols = mode.wild, mode.symbols
+    wild, opening_face = mode.wild, mode.symbols[0]
     unseen = (len(header["seats"]) - 1) * mode.hand_size
-    row: list[tuple] = []
-    """Per decision, a row of :data:`ROW_FIELDS`."""
-    hands: list = []
+    full = chunk * ROW_FIELDS
+    rows: list = []
+    """:data:`ROW_FIELDS` numbers per decision, end to end."""
+    hands: Sequence = []
     table: list[int] = []
-    standing: Mapping[str, Any] | None = None
+    stands = False
+    """Whether a bid stands, and then its slot, quantity and face."""
+    bidder = standing_quantity = standing_face = 0
     ordinal = -1
     for record in records:
         kind = record["type"]
-        if kind == "deal":
-            standing, hands = None, record["hands"]
+        if kind == "bid" or kind == "challenge":
+            ordinal += 1
+            if len(rows) >= full:
+                yield from_rows(rows, mode, unseen)
+                rows = []
+            slot = record["slot"]
+            hand = hands[slot]
+            if stands:
+                held = (
+                    hand.count(standing_face) if wild is None else count(hand, standing_face, wild)
+                )
+                facing = (bidder, standing_face, standing_quantity - held)
+            else:
+                facing = (NONE, opening_face, 0)
+            if kind == "challenge":
+                stands = False
+                if not record["forced"]:
+                    rows.extend((
+                        ordinal, record["deal"], slot, True, record["fallback"], *facing,
+                        facing[1], 0, 0, 0, record["winner"] == slot,
+                    ))  # fmt: skip
+                continue
+            face, quantity = record["face"], record["quantity"]
+            own = hand.count(face) if wild is None else count(hand, face, wild)
+            rows.extend((
+                ordinal, record["deal"], slot, False, record["fallback"], *facing,
+                face, quantity - own, own,
+                (table.count(face) if wild is None else count(table, face, wild)) - quantity,
+                False,
+            ))  # fmt: skip
+            stands, bidder, standing_quantity, standing_face = True, slot, quantity, face
+        elif kind == "deal":
+            stands, hands = False, record["hands"]
             table = [symbol for hand in hands for symbol in hand]
-            continue
-        if kind != "bid" and kind != "challenge":
-            continue
-        ordinal += 1
-        if len(row) >= chunk:
-            yield from_rows(row, mode, unseen)
-            row = []
-        slot = record["slot"]
-        hand = hands[slot]
-        if standing is None:
-            bidder, standing_face, standing_need = NONE, symbols[0], 0
-        else:
-            bidder, standing_face = standing["slot"], standing["face"]
-            standing_need = standing["quantity"] - count(hand, standing_face, wild)
-        if kind == "challenge":
-            standing = None
-            if not record["forced"]:
-                row.append((
-                    ordinal, record["deal"], slot, True, record["fallback"], bidder,
-                    standing_face, standing_need, standing_face, 0, 0, 0,
-                    record["winner"] == slot,
-                ))  # fmt: skip
-            continue
-        face, quantity = record["face"], record["quantity"]
-        own = count(hand, face, wild)
-        row.append((
-            ordinal, record["deal"], slot, False, record["fallback"], bidder,
-            standing_face, standing_need, face, quantity - own, own,
-            count(table, face, wild) - quantity, False,
-        ))  # fmt: skip
-        standing = record
-    if row:
-        yield from_rows(row, mode, unseen)
+    if rows:
+        yield from_rows(rows, mode, unseen)
 
 
 ROW_FIELDS = 13
@@ -226,8 +234,9 @@ def _odds(mode: Mode, unseen: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return tails, shares, at
 
 
-def from_rows(rows: Sequence[Sequence[int]], mode: Mode, unseen: int) -> Decisions:
-    """The columns of decisions' rows (:data:`ROW_FIELDS`), with each one's odds and grade."""
+def from_rows(rows: Sequence, mode: Mode, unseen: int) -> Decisions:
+    """The columns of decisions' rows (:data:`ROW_FIELDS` numbers each, as rows or laid end
+    to end), with each one's odds and grade."""
     columns = np.asarray(rows, dtype=np.int64).reshape(-1, ROW_FIELDS).T
     (ordinal, deal, slot, challenge, fallback, bidder, standing_face, standing_need, face,
      bid_need, own, surplus, won) = columns  # fmt: skip

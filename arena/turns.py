@@ -36,14 +36,14 @@ class IllegalMove(ValueError):
     """A strict caller applied an action the rules do not allow here; ``str(e)`` says why."""
 
 
-@attrs.frozen
+@attrs.frozen(slots=False)  # one per move: without slots attrs makes it for half the cost
 class BidApplied:
     """Rules 4 and 5: the bid stands, and the turn moved on."""
 
     bid: StandingBid
 
 
-@attrs.frozen
+@attrs.frozen(slots=False)
 class ChallengeResolved:
     """Rules 6 to 8: the challenge of ``bid`` by ``challenger``, and the deal's end."""
 
@@ -88,6 +88,8 @@ class DealState:
     ) -> None:
         self._episode = episode
         self._order = episode.order
+        self._next_position = episode.next_position
+        self._cap_reached = episode.cap_reached
         self.rules = episode.rules
         self.number = number
         self.hands = hands
@@ -99,7 +101,7 @@ class DealState:
         self.bids: tuple[StandingBid, ...] = ()
         """Tuples, grown by one per bid, so every view of the deal shares them."""
         self.standing: StandingBid | None = None
-        self.forced = self.rules.cap_reached(0)
+        self.forced = self._cap_reached(0)
         """Rule 8: the cap is reached; the table challenges for the seat on turn."""
         self._legal: Action | None = None
         """The action :meth:`illegal` last found legal, so :meth:`apply` need not check it
@@ -159,21 +161,22 @@ class DealState:
         """
         if self.over:
             raise IllegalMove(f"deal {self.number} is over")
-        if strict and action is not self._legal:
+        if action is not self._legal and strict:
             reason = self.illegal(action)
             if reason is not None:
                 raise IllegalMove(reason)
         self._legal = None
+        if self.rejections or self.faulted:  # rule 11's count starts again for the next seat
+            self.rejections, self.faulted = 0, False
         slot = self.actor
-        self.rejections, self.faulted = 0, False
         if isinstance(action, Challenge):
             return self._challenge(slot)
         bid = StandingBid(slot, action.quantity, action.face)
-        self.bids += (bid,)
+        bids = self.bids = (*self.bids, bid)
         self.standing = bid
-        self.forced = self.rules.cap_reached(len(self.bids))
-        self.position = (self.position + 1) % self.rules.seats
-        self.actor = self._order[self.position]
+        self.forced = self._cap_reached(len(bids))
+        self.position = position = self._next_position[self.position]
+        self.actor = self._order[position]
         return BidApplied(bid)
 
     def _challenge(self, slot: int) -> ChallengeResolved | None:
@@ -196,6 +199,10 @@ class EpisodeState:
         self.deals = deals
         self.order = seeding.table_order(seed, rules.seats)
         """Rule 1: a seeded permutation of the slots."""
+        self.next_position = tuple((position + 1) % rules.seats for position in range(rules.seats))
+        """Rule 5: the table position whose seat acts after the one at each position. With
+        :attr:`cap_reached`, bound once here: every bid of every deal steps through both."""
+        self.cap_reached = rules.cap_reached
         self._streams = seeding.DealStreams(seed)
         self.points = [0] * rules.seats
         self.played = 0
