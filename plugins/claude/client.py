@@ -28,6 +28,7 @@ import anthropic
 import numpy as np
 
 from arena_plugins.model_seat.bounded import NO_COMPRESSION, client_hooks
+from arena_plugins.model_seat.clients import per_thread, tls_context
 from arena_plugins.model_seat.origin import check_base_url, origin_of
 from arena_plugins.model_seat.reply_body import UnreadableReply, decode, field
 from arena_plugins.model_seat.retries import (
@@ -46,12 +47,11 @@ DEFAULT_BASE_URL = "https://api.anthropic.com"
 def make_client(
     api_key: str, bounds: RetryBounds, environ: Mapping[str, str] = os.environ
 ) -> anthropic.Anthropic:
-    """The process's client for this key, bounds and base URL, shared by every seat.
-
-    Building a client costs about 22 ms of CPU (its TLS context), which a league
-    of many Claude tables in threads paid for every seat of every table; shared,
-    the seats also reuse its pooled connections. It lives as long as the process.
-    """
+    """This thread's client for this key, bounds and base URL, shared by the seats its
+    tables build (:mod:`~arena_plugins.model_seat.clients`: one connection pool per
+    thread, every client on the process's one TLS context, which a league of many
+    Claude tables once built for every seat of every table). It lives as long as the
+    thread."""
     return _shared_client(api_key, bounds, base_url(environ))
 
 
@@ -65,7 +65,7 @@ def base_url(environ: Mapping[str, str]) -> str:
     return url
 
 
-@functools.cache
+@per_thread
 def _shared_client(api_key: str, bounds: RetryBounds, url: str) -> anthropic.Anthropic:
     hooks = client_hooks(origin_of(url))
     pause = functools.partial(
@@ -78,7 +78,7 @@ def _shared_client(api_key: str, bounds: RetryBounds, url: str) -> anthropic.Ant
         max_retries=0,
         timeout=bounds.timeout,
         default_headers=NO_COMPRESSION,
-        http_client=anthropic.DefaultHttpxClient(event_hooks=hooks),
+        http_client=anthropic.DefaultHttpxClient(event_hooks=hooks, verify=tls_context()),
     )
 
 

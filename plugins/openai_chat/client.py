@@ -22,6 +22,7 @@ import httpx2
 import openai
 
 from arena_plugins.model_seat.bounded import NO_COMPRESSION, client_hooks
+from arena_plugins.model_seat.clients import per_thread, tls_context
 from arena_plugins.model_seat.reply_body import words
 from arena_plugins.model_seat.retries import RetryBounds, endpoint_at, pause_endpoint, sdk_wire
 from arena_plugins.openai_chat.adapting import refuses_shape, server_words
@@ -33,10 +34,11 @@ def _no_key() -> str:
     return ""
 
 
-@functools.cache
+@per_thread
 def make_client(place: Endpoint, bounds: RetryBounds) -> openai.OpenAI:
-    """The process's client for this endpoint and these bounds, shared by every seat that uses
-    them (building one costs a TLS context; shared, seats reuse its pooled connections)."""
+    """This thread's client for this endpoint and these bounds, shared by the seats its
+    tables build (:mod:`~arena_plugins.model_seat.clients`: one connection pool per
+    thread, every client on the process's TLS context)."""
     hooks = client_hooks(place.origin)
     endpoint = endpoint_at(place.base_url, place.key)
     hooks["response"].append(
@@ -48,7 +50,7 @@ def make_client(place: Endpoint, bounds: RetryBounds) -> openai.OpenAI:
         max_retries=0,
         timeout=bounds.timeout,
         default_headers=NO_COMPRESSION,
-        http_client=openai.DefaultHttpxClient(event_hooks=hooks),
+        http_client=openai.DefaultHttpxClient(event_hooks=hooks, verify=tls_context()),
     )
 
 
