@@ -251,12 +251,12 @@ ROWS.update(
         ),
         "league run --concurrency 10^20": Row(
             (*POOL, "--concurrency", "1" + "0" * 20),
-            "concurrency must be a whole number 1 to 1024",
+            "concurrency must be a whole number 1 to 4096",
             "each table in flight is a thread: 10**20 of them were started",
         ),
         "league run --workers 10^6": Row(
             (*POOL, "--workers", "1000000"),
-            "concurrency must be a whole number 1 to 1024",
+            "concurrency must be a whole number 1 to 4096",
             "each worker is a process",
         ),
         "league run --duplicate --tables 2^62": Row(
@@ -713,8 +713,8 @@ LEAGUE_NUMBERS = [
         "limits",
         "concurrency",
         "--concurrency",
-        "1025",
-        "concurrency must be a whole number 1 to 1024",
+        "4097",
+        "concurrency must be a whole number 1 to 4096",
     ),
 ]
 

@@ -44,9 +44,11 @@ WIDTH_LOOKS = 40
 """Most looks a league that stops on half-widths alone takes (rounds of a fortieth of its
 cap): its plain 95% per look pays nothing for them, and bench/stopping.py measured rounds
 this fine to cover as a tenth's did while stopping after fewer tables."""
-MAX_CONCURRENCY = 1024
-"""The most tables in flight: each is a thread, a process or a Ray task, and a machine
-runs out of those long before a league would gain from more."""
+MAX_CONCURRENCY = 4096
+"""The most tables in flight: each is a thread (of this process or of a worker process), a
+process or a Ray task. Model tables wait on the API, so a machine keeps thousands in
+flight across processes (bench/league_latency.py); past this a league gains nothing
+from one machine that it would not from a Ray cluster."""
 TABLE_RANGES = {
     "deals": (1, MAX_DEALS),
     "seats": (MIN_SEATS, MAX_SEATS),
