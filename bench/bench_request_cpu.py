@@ -1,0 +1,121 @@
+"""The harness's CPU per model request, whole requests, over one long episode of each wire.
+
+One episode of four model seats (``claude:`` or ``openai:``) is played in this
+process against the tests' loopback API (``tests/messages_server.py`` or
+``tests/chat_server.py``), run as its own process with no latency, so its CPU is
+not counted. Every request is the arena's whole work for it: the engine's turn,
+the prompt, the SDK call and HTTP on loopback, reading the reply, the log. Each
+seat's ``decide`` is wrapped to note the process's CPU clock (all threads) and the
+deal as each decision starts; a figure is the CPU between the first and the last
+decision of a band of deals over the decisions between, so table set-up and the
+read-out after play are outside it.
+
+    python bench/bench_request_cpu.py --wire openai --deals 160
+    python bench/bench_request_cpu.py --wire claude --deals 160
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SERVERS = {"claude": "tests/messages_server.py", "openai": "tests/chat_server.py"}
+POLICIES = ("honest", "bluffer", "tracker", "policies/honest.md")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def seats(wire: str, url: str) -> list[str]:
+    if wire == "claude":
+        return [f"claude:{p}?model=claude-haiku-4-5" for p in POLICIES]
+    return [f"openai:{p}?model=bench&base_url={url}/v1" for p in POLICIES]
+
+
+def noted_decisions(wire: str, notes: list[tuple[int, float]]) -> None:
+    """Wrap the wire's seat class so each decision notes (deal, process CPU) as it starts."""
+    if wire == "claude":
+        from arena_plugins.claude.seat import ClaudeSeat as Seat
+    else:
+        from arena_plugins.openai_chat.seat import OpenAISeat as Seat
+    decide = Seat.decide
+
+    def noted(self, view):
+        notes.append((view.deal, time.process_time()))
+        return decide(self, view)
+
+    Seat.decide = noted
+
+
+def band(notes: list[tuple[int, float]], first: int, last: int) -> tuple[int, float]:
+    """Decisions started in deals ``first``..``last`` and their CPU per decision (µs)."""
+    inside = [cpu for deal, cpu in notes if first <= deal <= last]
+    if len(inside) < 2:
+        return len(inside), float("nan")
+    return len(inside), 1e6 * (inside[-1] - inside[0]) / (len(inside) - 1)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--wire", choices=SERVERS, default="openai")
+    parser.add_argument("--deals", type=int, default=160)
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args()
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, str(ROOT / SERVERS[args.wire]), "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    os.environ.update(ANTHROPIC_API_KEY="loopback", ANTHROPIC_BASE_URL=url)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        from arena.plugins import load
+        from arena.runner import EpisodeRequest, run_episode
+        from arena.seats import SeatSpec
+
+        notes: list[tuple[int, float]] = []
+        noted_decisions(args.wire, notes)
+        host = load()
+        request = EpisodeRequest(
+            seat_specs=tuple(SeatSpec.parse(s) for s in seats(args.wire, url)),
+            deals=args.deals,
+            seed=args.seed,
+            talk=True,
+        )
+        results, _ = run_episode(host, request)
+    finally:
+        server.kill()
+        server.wait()
+    fallbacks = sum(seat.fallbacks for seat in results.seats)
+    print(f"# {args.wire}, {args.deals} deals, {len(notes)} decisions, {fallbacks} fallbacks")
+    last = args.deals - 1
+    tenth = max(args.deals // 10, 1)
+    for name, (first, end) in {
+        "first tenth": (0, tenth - 1),
+        "middle tenth": (last // 2 - tenth // 2, last // 2 + tenth // 2),
+        "last tenth": (last - tenth + 1, last),
+        "whole episode": (0, last),
+    }.items():
+        count, cpu = band(notes, first, end)
+        print(f"{name:14} deals {first}-{end}: {count} decisions, {cpu:,.0f} us CPU each")
+
+
+if __name__ == "__main__":
+    main()
