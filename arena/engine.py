@@ -365,8 +365,7 @@ class Engine:
         while deal.may_ask:
             view = self._view(deal, slot, reason)
             try:
-                action, thinking = self._ask(deal, slot, view)
-                return action, False, thinking
+                return self._ask(deal, slot, view)
             except IllegalReply as rejection:
                 reason = str(rejection)
                 tally.rejected += 1
@@ -381,16 +380,20 @@ class Engine:
         tally.fallbacks += 1
         return self._ask_fallback(deal, slot), True, None
 
-    def _ask(self, deal: DealState, slot: int, view: SeatView) -> tuple[Action, Thoughts]:
-        """The seat's own legal action and its reasoning; logs and raises ``IllegalReply``
-        otherwise."""
+    def _ask(self, deal: DealState, slot: int, view: SeatView) -> tuple[Action, bool, Thoughts]:
+        """The seat's own legal action, not the fallback's, and its reasoning, as
+        :meth:`_decide` answers; logs and raises ``IllegalReply`` otherwise."""
         reply = thinking = None
         try:
             reply = self.seats[slot].decide(view)
             if isinstance(reply, Reply):
                 self._record_usage(deal, slot, reply)
                 reply, thinking = reply.content, cut_thoughts(reply.thinking)
-            return _checked(deal, parse_action(reply)), thinking
+            action = parse_action(reply)
+            reason = deal.illegal(action)  # _checked's test, spelt out: every decision comes here
+            if reason is not None:
+                raise IllegalReply(reason)
+            return action, False, thinking
         except (SeatUnavailable, SeatQuit):
             raise
         except IllegalReply as rejection:

@@ -59,6 +59,7 @@ class ScriptedSeat:
         self.thresholds = thresholds
         self.chance, self.expected = likelihoods(self.rules)
         self.lowest = lowest_raises(self.rules)
+        self.wild = self.rules.mode.wild
 
     def compiled_spec(self):
         """This seat as the compiled engine plays it (docs/plugins.md)."""
@@ -70,7 +71,8 @@ class ScriptedSeat:
         )
 
     def decide(self, view: SeatView) -> Action:
-        return _action(self._pick(self._choices(view)))
+        choices = self._choices(view)
+        return _action(choices[0] if len(choices) == 1 else self._pick(choices))
 
     def action_distribution(self, view: SeatView) -> dict[Action, float]:
         """The exact distribution :meth:`decide` draws from: the seeded tie-break is uniform."""
@@ -80,10 +82,11 @@ class ScriptedSeat:
     def _choices(self, view: SeatView) -> list[tuple[int, int] | None]:
         """The (quantity, face) bids the line allows here, or ``[None]`` to challenge; more
         than one only when the generator breaks a tie (the action is built for the one drawn)."""
-        counts = face_counts(view.hand, view.symbols, self.rules.mode.wild)
-        if not view.bids:
+        counts = face_counts(view.hand, view.symbols, self.wild)
+        bids = view.bids
+        if not bids:
             return self._open(counts)
-        standing = view.bids[-1]
+        standing = bids[-1]
         quantity, face = standing.quantity, standing.face
         if self.chance[face][quantity - counts[face]] < self.thresholds.chal:
             return [None]
@@ -127,7 +130,8 @@ class ScriptedSeat:
         return best
 
     def _pick(self, options: list):
-        """The seeded generator breaks a tie that survives every rule."""
+        """The seeded generator breaks a tie that survives every rule (:meth:`decide` takes
+        a single option itself: most turns have one, and this is a call per turn)."""
         if len(options) == 1:
             return options[0]
         return options[int(self.rng.integers(len(options)))]
