@@ -171,6 +171,14 @@ def table_request(args: argparse.Namespace, **episode) -> EpisodeRequest:
     )
 
 
+def listing(parser: argparse.ArgumentParser, run: Callable[..., int]) -> None:
+    """A listing command's one flag (``--json``) and what runs it (:func:`print_rows`)."""
+    parser.add_argument(
+        "--json", action="store_true", help="machine-readable output (default: one line each)"
+    )
+    parser.set_defaults(run=run)
+
+
 def print_rows(args: argparse.Namespace, rows: list[dict], line: Callable[[dict], str]) -> int:
     """A listing: JSON with ``--json``, else one line per row, shown as text (a plugin's
     name or description is a third party's and may hold escape sequences)."""

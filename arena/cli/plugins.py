@@ -7,17 +7,14 @@ import argparse
 import textwrap
 from typing import TYPE_CHECKING
 
-from arena.cli.options import print_rows
+from arena.cli.options import listing, print_rows
 
 if TYPE_CHECKING:
     from arena.plugins import PluginHost
 
 
 def register(plugins: argparse.ArgumentParser) -> None:
-    plugins.add_argument(
-        "--json", action="store_true", help="machine-readable output (default: one line each)"
-    )
-    plugins.set_defaults(run=run)
+    listing(plugins, run)
 
 
 def run(args: argparse.Namespace, host: PluginHost) -> int:

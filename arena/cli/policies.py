@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from arena.cli.options import print_rows
+from arena.cli.options import listing, print_rows
 from arena_policies import shipped as shipped_policies
 
 if TYPE_CHECKING:
@@ -13,10 +13,7 @@ if TYPE_CHECKING:
 
 
 def register(policies: argparse.ArgumentParser) -> None:
-    policies.add_argument(
-        "--json", action="store_true", help="machine-readable output (default: one line each)"
-    )
-    policies.set_defaults(run=run)
+    listing(policies, run)
 
 
 def run(args: argparse.Namespace, host: PluginHost) -> int:
