@@ -12,6 +12,11 @@ read-out after play are outside it.
 
     python bench/bench_request_cpu.py --wire openai --deals 160
     python bench/bench_request_cpu.py --wire claude --deals 160
+    python bench/bench_request_cpu.py --wire openai --floor     # the SDK's own share
+
+``--floor`` times what the SDK alone costs, as the baseline in the same run: the same
+request body (taken from the episode's last decision) sent 300 times by the OpenAI
+client's ``post``, then by its HTTP client directly, with nothing of the arena around.
 """
 
 from __future__ import annotations
@@ -56,6 +61,21 @@ def noted_decisions(wire: str, notes: list[tuple[int, float]]) -> None:
     Seat.decide = noted
 
 
+def capture_bodies() -> list[dict]:
+    """Every chat-completions body the openai seats send, as sent."""
+    from arena_plugins.openai_chat import seat
+
+    bodies: list[dict] = []
+    post = seat.post_completion
+
+    def kept(client, request, headers):
+        bodies.append(request)
+        return post(client, request, headers)
+
+    seat.post_completion = kept
+    return bodies
+
+
 def band(notes: list[tuple[int, float]], first: int, last: int) -> tuple[int, float]:
     """Decisions started in deals ``first``..``last`` and their CPU per decision (µs)."""
     inside = [cpu for deal, cpu in notes if first <= deal <= last]
@@ -64,11 +84,38 @@ def band(notes: list[tuple[int, float]], first: int, last: int) -> tuple[int, fl
     return len(inside), 1e6 * (inside[-1] - inside[0]) / (len(inside) - 1)
 
 
+def floor(url: str, body: dict, calls: int = 300) -> None:
+    """CPU per call of the SDK's ``post`` and of its bare HTTP client, on ``body``."""
+    import json
+
+    import httpx2
+    import openai
+
+    client = openai.OpenAI(base_url=f"{url}/v1", api_key="loopback", max_retries=0)
+    sends = {
+        "the SDK's post": lambda: (
+            client.post("/chat/completions", cast_to=httpx2.Response, body=body).content
+        ),
+        "its HTTP client alone": lambda: (
+            client._client.post(f"{url}/v1/chat/completions", json=body).content
+        ),
+    }
+    size = len(json.dumps(body)) // 1024
+    for name, send in sends.items():
+        send()
+        start = time.process_time()
+        for _ in range(calls):
+            send()
+        each = 1e6 * (time.process_time() - start) / calls
+        print(f"{name:22} {each:,.0f} us CPU a call ({size} KiB body, {calls} calls)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--wire", choices=SERVERS, default="openai")
     parser.add_argument("--deals", type=int, default=160)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--floor", action="store_true", help="then time the SDK alone (openai)")
     args = parser.parse_args()
     port = free_port()
     server = subprocess.Popen(
@@ -99,7 +146,11 @@ def main() -> None:
             seed=args.seed,
             talk=True,
         )
+        if args.floor:
+            bodies = capture_bodies()
         results, _ = run_episode(host, request)
+        if args.floor:
+            floor(url, bodies[-1])
     finally:
         server.kill()
         server.wait()
