@@ -11,6 +11,7 @@ out of ``-X importtime``'s sight, ``tests/test_cli_options.py`` reads off the pa
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -68,3 +69,19 @@ def test_help_imports_nothing_a_command_runs_on(argv, tmp_path):
 def test_the_probe_sees_a_command_import_what_it_runs_on(tmp_path):
     # the probe itself can fail: checking a log loads the plugins, the check and the rest
     assert loaded("check", "nothing.jsonl", cwd=tmp_path, of=RUNNING) == list(RUNNING)
+
+
+BLAS_THREADS = "import os, arena.cli, numpy; print(os.environ.get('OPENBLAS_NUM_THREADS'), end='')"
+
+
+@pytest.mark.parametrize("given, seen", [(None, "1"), ("3", "3")], ids=["unset", "the user's"])
+def test_the_cli_asks_numpy_for_one_blas_thread_unless_the_user_chose(given, seen):
+    # OpenBLAS spins a thread per core from numpy's import; the CLI sets one before numpy
+    # is imported (and before its workers start), and leaves a user's own number alone.
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    if given is not None:
+        env["OPENBLAS_NUM_THREADS"] = given
+    ran = subprocess.run(
+        [sys.executable, "-c", BLAS_THREADS], capture_output=True, text=True, env=env
+    )
+    assert (ran.returncode, ran.stdout) == (0, seen), ran.stderr

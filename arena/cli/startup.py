@@ -33,6 +33,13 @@ if (
 ):
     signal.signal(signal.SIGINT, interrupted_while_starting)
 
+# numpy's OpenBLAS starts a thread per core as it is imported, which spins: 0.07-0.14 s of
+# CPU a process (a 3,000-deal play, 0.85-0.99 against 0.74-0.88 s). Nothing the arena
+# computes is a BLAS-sized product; the sandbox's workers were already set to one thread.
+# Set before any numpy import, inherited by a league's worker processes; a user's own
+# setting stands.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 
 def settled() -> None:
     """From here :func:`arena.cli.main` catches Ctrl-C (``KeyboardInterrupt``) itself."""
