@@ -117,6 +117,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--floor", action="store_true", help="then time the SDK alone (openai)")
     args = parser.parse_args()
+    if args.floor and args.wire != "openai":
+        parser.error("--floor times the OpenAI client alone: give it with --wire openai")
     port = free_port()
     server = subprocess.Popen(
         [sys.executable, str(ROOT / SERVERS[args.wire]), "--port", str(port)],

@@ -39,6 +39,12 @@ def test_tables_in_flight_are_split_over_the_workers_as_evenly_as_they_go():
         assert pool.slots == 8
     finally:
         pool.close()
+    # 2 tables asked of 3 processes: no process without a table (the CLI refuses it first)
+    pool = Processes(3, Limits(), 2)
+    try:
+        assert pool.threads == [1, 1] and len(pool.workers) == 2
+    finally:
+        pool.close()
 
 
 class Together:

@@ -179,10 +179,11 @@ class Threads:
 
 
 class Processes:
-    """``workers`` processes, each playing its share of ``tables`` tables at once in
-    threads: processes for the cores, threads for the tables that wait on an API. One
-    process stops at one core (the GIL): at 2 s latency, 512 model tables in threads kept
-    the process at 0.9-0.96 of a core and reached 81% of ideal throughput."""
+    """``workers`` processes (no more than ``tables``), each playing its share of
+    ``tables`` tables at once in threads: processes for the cores, threads for the tables
+    that wait on an API. A process whose threads keep it busy loses to its own GIL: at 2 s
+    latency 1,024 model tables reached 54% of ideal throughput in 2 processes and 97.6%
+    in 8 (bench/league_latency.py)."""
 
     QUEUED = 8
     """Fixtures sent to each worker beyond the tables it plays at once: it starts the next
@@ -193,6 +194,7 @@ class Processes:
 
     def __init__(self, workers: int, limits: Limits, tables: int | None = None):
         tables = workers if tables is None else tables
+        workers = min(workers, tables)
         self.threads = [tables // workers + (slot < tables % workers) for slot in range(workers)]
         """Tables each worker plays at once: ``tables`` split as evenly as it goes."""
         self.capacity = tables + workers * self.QUEUED
