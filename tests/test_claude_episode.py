@@ -8,6 +8,7 @@ usage and caching all show up in the log the way a live table's would.
 from __future__ import annotations
 
 import json
+from itertools import pairwise
 
 import pytest
 import structlog
@@ -111,6 +112,32 @@ def test_usage_is_recorded_per_decision_and_totalled_per_seat_and_episode(host, 
     episode = results.to_json()["usage"]
     assert episode["calls"] == len(usage)
     assert episode["cacheReadTokens"] == sum(u["cacheReadTokens"] for u in usage)
+
+
+def test_after_its_first_call_a_seat_writes_to_the_cache_only_what_is_new(host, served):
+    """The API's cache, as the loopback server models it from the documentation (tokens are
+    bytes of block JSON / 4): a seat's later request reads its previous request's whole
+    prompt, found at a block boundary one block before its breakpoint, so it writes only
+    the text its record gained since, in one block (JSON's quoting and the block's keys
+    add at most a fifth and 100 bytes)."""
+    results, records = four_claudes(host, deals=10)
+    usage = [r for r in records if r["type"] == "usage"]
+    assert len(usage) == len(served.requests)
+
+    def record(sent):
+        return "".join(b["text"] for b in sent["messages"][0]["content"][:-1])
+
+    later = 0
+    for slot in range(4):
+        mine = [
+            (u, r.json) for u, r in zip(usage, served.requests, strict=True) if u["slot"] == slot
+        ]
+        for (_, before), (u, after) in pairwise(mine):
+            gained = len(record(after)) - len(record(before))
+            assert u["cacheReadTokens"] > len(record(before)) // 4
+            assert 0 < u["cacheWriteTokens"] <= (gained * 1.2 + 100) // 4
+            later += 1
+    assert later > 20
 
 
 def test_same_seed_and_same_replies_give_the_same_log(host, monkeypatch):

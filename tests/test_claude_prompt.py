@@ -25,6 +25,7 @@ from arena.view import PastDeal, PublicBid, TalkLine
 from arena_plugins.claude.prompt import build_request
 from arena_plugins.claude.settings import ModelSettings
 from arena_plugins.dice import DICE
+from arena_plugins.model_seat.prompt import SeatRecord
 from arena_plugins.poker import POKER
 from arena_plugins.scripted import bayes
 from arena_plugins.wild import WILD
@@ -291,9 +292,34 @@ def test_a_strict_tool_keeps_its_bounds_only_in_words():
 def test_two_cache_breakpoints_end_of_system_and_end_of_the_record():
     request = build_request(VIEW, RULES, POLICY, SETTINGS)
     content = request["messages"][0]["content"]
-    assert markers(request) == [("system", 1), ("messages", len(content) - 2)]
-    # The marked block is the last record line (the standing bid); the tail follows it.
-    assert content[-2]["text"] == "s0 bids quantity 5, face 2\n"
+    # A seat's first request: the record is one block, marked, and the turn follows it.
+    assert len(content) == 2
+    assert markers(request) == [("system", 1), ("messages", 0)]
+    assert content[0]["text"].endswith("s0 bids quantity 5, face 2\n")
+
+
+def test_a_kept_record_goes_as_the_pieces_it_grew_by_marked_on_the_last():
+    """The same seat asked again after one more bid (s1 5 x 3): the first request's record
+    block again, then one block with the one new line, which carries the breakpoint."""
+    kept = SeatRecord()
+    before = build_request(VIEW, RULES, POLICY, SETTINGS, kept)["messages"][0]["content"]
+    later = attrs.evolve(
+        make_view(
+            RULES, (6, 6, 2, 3, 1), [(1, 3, 6), (2, 4, 2), (0, 5, 2), (1, 5, 3)], slot=2, deal=1
+        ),
+        table_order=(3, 1, 2, 0),
+        opener=1,
+        history=(PAST,),
+    )
+    request = build_request(later, RULES, POLICY, SETTINGS, kept)
+    content = request["messages"][0]["content"]
+    assert markers(request) == [("system", 1), ("messages", 1)]
+    assert content[0] == {"type": "text", "text": before[0]["text"]}
+    assert content[1] == {
+        "type": "text",
+        "text": "s1 bids quantity 5, face 3\n",
+        "cache_control": {"type": "ephemeral"},
+    }
 
 
 def test_model_and_max_tokens_come_from_the_settings_and_no_sampling_parameter_is_sent():
@@ -320,9 +346,10 @@ class PromptRecorder:
         self.rules = rules
         self.inner = MinRaiser()
         self.requests: list[dict] = []
+        self.record = SeatRecord()
 
     def decide(self, view):
-        self.requests.append(build_request(view, self.rules, POLICY, SETTINGS))
+        self.requests.append(build_request(view, self.rules, POLICY, SETTINGS, self.record))
         action = self.inner.decide(view)
         turn = len(self.requests)
         return attrs.evolve(action, say=f"turn {turn}", notes=f"notes after turn {turn}")
@@ -364,8 +391,9 @@ def test_after_the_reveal_the_prompt_does_show_the_other_hands():
 def test_each_prompt_extends_the_same_seats_previous_one():
     """The cache layout: tools and system never change within an episode, and the previous
     prompt's record (every block up to its breakpoint) is a block-for-block prefix of the
-    next prompt's record, so the API finds the cached prefix at a block boundary."""
-    seats, deals = 4, 5
+    next prompt's record, one block before the next breakpoint, so the API finds the
+    cached prefix at a block boundary well within its 20-block lookback."""
+    seats, deals = 4, 12
     rules = TableRules(mode=DICE, seats=seats, max_bids=6)
     config = EpisodeConfig(rules=rules, seed=5, deals=deals, talk=True)
     table = [PromptRecorder(rules) for _ in range(seats)]
@@ -376,9 +404,12 @@ def test_each_prompt_extends_the_same_seats_previous_one():
         for before, after in pairwise(seat.requests):
             assert after["tools"] == before["tools"]
             assert after["system"] == before["system"]
-            old = before["messages"][0]["content"][:-1]
-            new = after["messages"][0]["content"][:-1]
+            old = [dict(b) for b in before["messages"][0]["content"][:-1]]
+            new = [dict(b) for b in after["messages"][0]["content"][:-1]]
             assert old[-1].pop("cache_control") == {"type": "ephemeral"}
-            assert [b.get("text") for b in new[: len(old)]] == [b["text"] for b in old]
-            assert all("cache_control" not in b for b in new[: len(old)])
-            assert len(new) > len(old)
+            assert new[-1].pop("cache_control") == {"type": "ephemeral"}
+            assert new[: len(old)] == old and len(new) == len(old) + 1
+        # One block per request, where a block a line would have sent several a request.
+        record = "".join(b["text"] for b in seat.requests[-1]["messages"][0]["content"][:-1])
+        assert len(seat.requests[-1]["messages"][0]["content"]) - 1 == len(seat.requests)
+        assert record.count("\n") > 2 * len(seat.requests)

@@ -4,7 +4,7 @@ request that does not grow with the deals played.
 :class:`~arena_plugins.model_seat.prompt.SeatRecord` renders each finished deal once;
 :func:`~arena_plugins.model_seat.prompt.record` renders the whole record on every call
 and is the reference. Every request of whole episodes is compared, both ways a wire reads
-the record (lines and text).
+the record (as the pieces it grew by, and as one text).
 """
 
 from __future__ import annotations
@@ -25,12 +25,39 @@ from arena_plugins.wild import WILD
 @pytest.mark.parametrize("seed", [0, 7, 2026])
 def test_every_request_of_an_episode_reads_as_a_fresh_render(mode, talk, seed):
     for views in episode_views(mode, 4, seed, 40, talk):
-        lines, text = SeatRecord(), SeatRecord()
+        pieces, text = SeatRecord(), SeatRecord()
         assert len(views[-1].history) >= 35
+        sent: list[str] = []
         for view in views:
-            fresh = list(record(view, mode))
-            assert lines.lines(view, mode) == fresh
-            assert text.text(view, mode) == "".join(fresh)
+            fresh = "".join(record(view, mode))
+            assert text.text(view, mode) == fresh
+            blocks = pieces.blocks(view, mode)
+            assert "".join(blocks) == fresh
+            # The last call's pieces, unchanged, then at most one more: what is new.
+            assert blocks[: len(sent)] == sent and len(blocks) - len(sent) in (0, 1)
+            assert (len(blocks) == len(sent)) == (fresh == "".join(sent))
+            sent = blocks
+
+
+def test_the_pieces_are_what_each_call_added():
+    """Worked over three calls of one seat (seed 7, s1, which opens deal 0 and is asked again
+    after s3, s2 and s0 have bid): the first piece is the intro and deal 0's header; the
+    second is exactly the four bid lines since (s1's own and three more); asked again with
+    nothing new, no piece is added."""
+    first, later = [v for v in episode_views(DICE, 4, 7, 3, False)[1] if v.deal == 0][:2]
+    assert (first.slot, first.bids, len(later.bids)) == (1, (), 4)
+    kept = SeatRecord()
+    one = kept.blocks(first, DICE)
+    hand = " ".join(map(str, first.hand))
+    assert one == [
+        f"# Table record, as seen by s1\n\n## Deal 0: opener s1 (you), your hand [{hand}]\n"
+    ]
+    two = kept.blocks(later, DICE)
+    who = {1: "s1 (you)", 0: "s0", 2: "s2", 3: "s3"}
+    lines = [f"{who[b.slot]} bids quantity {b.quantity}, face {b.face}\n" for b in later.bids]
+    assert [b.slot for b in later.bids] == [1, 3, 2, 0]
+    assert two == [one[0], "".join(lines)]
+    assert kept.blocks(later, DICE) == two
 
 
 def test_a_packed_history_reads_the_same(monkeypatch):
@@ -52,7 +79,7 @@ def test_each_finished_deal_is_rendered_once(monkeypatch):
     views = episode_views(DICE, 4, 3, 60, False)[0]
     kept = SeatRecord()
     for view in views:
-        kept.lines(view, DICE)
+        kept.blocks(view, DICE)
     assert sorted(rendered) == list(range(len(views[-1].history)))
     rendered.clear()
     for view in views:
@@ -69,7 +96,7 @@ def test_a_record_shown_another_seat_or_episode_starts_again():
     shuffled += first[2][::-1] + second[3]
     kept = SeatRecord()
     for view in shuffled:
-        assert kept.lines(view, POKER) == list(record(view, POKER))
+        assert "".join(kept.blocks(view, POKER)) == "".join(record(view, POKER))
 
 
 def test_a_record_asked_in_another_mode_starts_again():

@@ -4,7 +4,9 @@ request a fresh render builds, and one seat's kept deals never reach another sea
 A request built without a kept record renders the whole table record afresh; that this
 matches :func:`~arena_plugins.model_seat.prompt.record` byte for byte is
 ``tests/test_prompt_cache.py``'s. Here each seat's requests are built in the order the
-table asked them, seats interleaved, each with its own kept record, and compared whole.
+table asked them, seats interleaved, each with its own kept record, and compared whole: a
+Claude request with a kept record sends the record in the pieces it grew by (one block per
+request, see ``tests/test_claude_prompt.py``), so its record blocks are joined first.
 """
 
 from __future__ import annotations
@@ -26,7 +28,17 @@ POLICY = resolve("tracker")
 
 
 def claude_request(view, rules, kept=None):
-    return claude.build_request(view, rules, POLICY, ModelSettings(), kept)
+    """The request with its record's blocks joined into the one block a fresh render sends."""
+    request = claude.build_request(view, rules, POLICY, ModelSettings(), kept)
+    *record, turn = request["messages"][0]["content"]
+    assert all(b["cache_control"] == {"type": "ephemeral"} for b in record[-1:])
+    assert all("cache_control" not in b for b in record[:-1])
+    joined = {"type": "text", "text": "".join(b["text"] for b in record)}
+    request["messages"][0]["content"] = [
+        {**joined, "cache_control": record[-1]["cache_control"]},
+        turn,
+    ]
+    return request
 
 
 def openai_request(view, rules, kept=None):

@@ -9,15 +9,19 @@ The layout, in the order the API reads it (tools, system, messages):
 1. the ``act`` tool (same all episode);
 2. system: the rules in brief and who the seat is, then the policy; the first
    ``cache_control`` breakpoint sits on the policy block;
-3. one user message whose content blocks are the *table record*, one block per
-   line: an intro, then for every finished deal a header (opener, this seat's
-   hand), one block per bid and an outcome block, then the current deal's
-   header and bids so far. The current deal is rendered exactly as it will
-   appear once finished, so every prompt of the episode extends the previous
-   one. The second breakpoint sits on the record's last block: its bytes end
-   exactly where the next prompt starts to differ, and because every earlier
-   record line is its own block, the previous request's breakpoint is a block
-   boundary of this one, where the API finds the cached prefix;
+3. one user message whose content blocks are the *table record*: an intro, then
+   for every finished deal its header (opener, this seat's hand), bids and
+   outcome, then the current deal's header and bids so far. The current deal is
+   rendered exactly as it will appear once finished, so every prompt of the
+   episode extends the previous one. The record goes as the pieces it grew by,
+   one block per request of this seat that changed it
+   (:meth:`~arena_plugins.model_seat.prompt.SeatRecord.blocks`), and the second
+   breakpoint sits on its last block. The previous request's breakpoint is then a
+   block boundary of this one, one block back, well within the 20 blocks before
+   a breakpoint where the API looks for a cached prefix, so its whole prefix is
+   read and none of it written again. (A block per line found the same prefixes
+   but sent about 1,300 blocks a request by deal 160, and the SDK copies every
+   block of a body before it sends it.);
 4. a last block with what changes from turn to turn: the hand and standing bid
    again, this deal's talk (quoted data), the private notes, the legal action
    space and, on rule 11's second ask, why the first reply was rejected.
@@ -85,7 +89,7 @@ def system_blocks(view: SeatView, mode: Mode, policy: Policy) -> list[dict[str, 
 
 
 def message_blocks(view: SeatView, mode: Mode, kept: SeatRecord) -> list[dict[str, Any]]:
-    blocks = [{"type": "text", "text": line} for line in kept.lines(view, mode)]
+    blocks = [{"type": "text", "text": piece} for piece in kept.blocks(view, mode)]
     blocks[-1]["cache_control"] = CACHE
     blocks.append({"type": "text", "text": turn(view, mode)})
     return blocks

@@ -12,7 +12,8 @@ same for every model, so their play is compared on one prompt.
 - :func:`record`: the table record, one line per item, a finished deal rendered
   as it was while it ran, so each prompt of an episode extends the previous one
   (the prefix a server caches); a seat that keeps a :class:`SeatRecord` renders
-  each finished deal once rather than on every request;
+  each finished deal once rather than on every request, and reads the record
+  whole or as the pieces it grew by, one per request;
 - :func:`turn`: the short, volatile tail: the hand and standing bid again, this
   deal's talk (quoted data), the private notes, the legal action space and, on
   rule 11's second ask, why the first reply was rejected.
@@ -178,21 +179,31 @@ class SeatRecord:
     Not an attrs class: it is a cache that grows in place, one per seat, never shared.
     """
 
-    __slots__ = ("_deals", "_last", "_lines", "_mode", "_points", "_slot", "_text")
+    __slots__ = ("_deals", "_last", "_mode", "_points", "_sent", "_sent_text", "_slot", "_text")
 
     def __init__(self) -> None:
         self._slot, self._mode = -1, None
         self._deals, self._last, self._points = 0, None, []
-        self._lines: list[str] = []
         self._text = ""
+        self._sent: list[str] = []
+        self._sent_text = ""
 
-    def lines(self, view: SeatView, mode: Mode) -> list[str]:
-        """``list(record(view, mode))``: one text per line, for a wire that sends a block each."""
-        self._catch_up(view, mode)
-        return [
-            *self._lines,
-            *_deal_lines(view, mode, view.deal, view.opener, view.hand, view.bids),
-        ]
+    def blocks(self, view: SeatView, mode: Mode) -> list[str]:
+        """The record as the pieces it grew by, for a wire that sends content blocks: the
+        pieces of the last call, unchanged, then what the record gained since (nothing on a
+        second ask). ``"".join`` of them is :meth:`text`.
+
+        A prompt cache keyed on block boundaries finds the last call's whole record again
+        at a boundary one block back, so nothing already cached is written twice; and a
+        request has one block per call that changed the record (one or two a deal at
+        four seats), where a block per line had about eight a deal."""
+        text = self.text(view, mode)
+        if not text.startswith(self._sent_text):  # another seat or episode: start again
+            self._sent, self._sent_text = [], ""
+        if len(text) > len(self._sent_text):
+            self._sent.append(text[len(self._sent_text) :])
+            self._sent_text = text
+        return [*self._sent]
 
     def text(self, view: SeatView, mode: Mode) -> str:
         """``"".join(record(view, mode))``: the whole record, for a wire that sends one text."""
@@ -212,8 +223,7 @@ class SeatRecord:
         ):
             self._slot, self._mode = view.slot, mode
             self._deals, self._last, self._points = 0, None, [0] * view.seats
-            self._lines = [f"# Table record, as seen by s{view.slot}\n"]
-            self._text = self._lines[0]
+            self._text = f"# Table record, as seen by s{view.slot}\n"
         new: list[str] = []
         points = self._points
         for index in range(self._deals, len(history)):
@@ -224,7 +234,6 @@ class SeatRecord:
             new.append(_outcome(view, mode, past, points))
             self._last = past
         self._deals = len(history)
-        self._lines += new
         self._text += "".join(new)
 
 
