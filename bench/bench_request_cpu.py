@@ -13,10 +13,12 @@ read-out after play are outside it.
     python bench/bench_request_cpu.py --wire openai --deals 160
     python bench/bench_request_cpu.py --wire claude --deals 160
     python bench/bench_request_cpu.py --wire openai --floor     # the SDK's own share
+    python bench/bench_request_cpu.py --wire claude --floor
 
 ``--floor`` times what the SDK alone costs, as the baseline in the same run: the same
-request body (taken from the episode's last decision) sent 300 times by the OpenAI
-client's ``post``, then by its HTTP client directly, with nothing of the arena around.
+request (the episode's last decision's) sent 300 times by the SDK call the seat makes
+(the OpenAI client's ``post``; Anthropic's ``messages.with_raw_response.create``), then
+by the SDK's HTTP client directly, with nothing of the arena around.
 """
 
 from __future__ import annotations
@@ -61,8 +63,21 @@ def noted_decisions(wire: str, notes: list[tuple[int, float]]) -> None:
     Seat.decide = noted
 
 
-def capture_bodies() -> list[dict]:
-    """Every chat-completions body the openai seats send, as sent."""
+def capture_bodies(wire: str) -> list[dict]:
+    """Every request the wire's seats send, as sent: a chat-completions body, or the
+    keyword arguments of ``messages.create``."""
+    if wire == "claude":
+        from arena_plugins.claude import seat as claude
+
+        sent: list[dict] = []
+        create = claude.create_message
+
+        def kept_message(client, request, *args, **kwargs):
+            sent.append(request)
+            return create(client, request, *args, **kwargs)
+
+        claude.create_message = kept_message
+        return sent
     from arena_plugins.openai_chat import seat
 
     bodies: list[dict] = []
@@ -84,22 +99,38 @@ def band(notes: list[tuple[int, float]], first: int, last: int) -> tuple[int, fl
     return len(inside), 1e6 * (inside[-1] - inside[0]) / (len(inside) - 1)
 
 
-def floor(url: str, body: dict, calls: int = 300) -> None:
-    """CPU per call of the SDK's ``post`` and of its bare HTTP client, on ``body``."""
+def floor(wire: str, url: str, body: dict, calls: int = 300) -> None:
+    """CPU per call of the SDK call the seat makes, and of the SDK's bare HTTP client, on
+    ``body``."""
     import json
 
     import httpx2
-    import openai
 
-    client = openai.OpenAI(base_url=f"{url}/v1", api_key="loopback", max_retries=0)
-    sends = {
-        "the SDK's post": lambda: (
-            client.post("/chat/completions", cast_to=httpx2.Response, body=body).content
-        ),
-        "its HTTP client alone": lambda: (
-            client._client.post(f"{url}/v1/chat/completions", json=body).content
-        ),
-    }
+    if wire == "claude":
+        import anthropic
+
+        client = anthropic.Anthropic(base_url=url, api_key="loopback", max_retries=0)
+        headers = {"x-api-key": "loopback", "anthropic-version": "2023-06-01"}
+        sends = {
+            "the SDK's create": lambda: (
+                client.messages.with_raw_response.create(**body).http_response.content
+            ),
+            "its HTTP client alone": lambda: (
+                client._client.post(f"{url}/v1/messages", json=body, headers=headers).content
+            ),
+        }
+    else:
+        import openai
+
+        client = openai.OpenAI(base_url=f"{url}/v1", api_key="loopback", max_retries=0)
+        sends = {
+            "the SDK's post": lambda: (
+                client.post("/chat/completions", cast_to=httpx2.Response, body=body).content
+            ),
+            "its HTTP client alone": lambda: (
+                client._client.post(f"{url}/v1/chat/completions", json=body).content
+            ),
+        }
     size = len(json.dumps(body)) // 1024
     for name, send in sends.items():
         send()
@@ -115,10 +146,8 @@ def main() -> None:
     parser.add_argument("--wire", choices=SERVERS, default="openai")
     parser.add_argument("--deals", type=int, default=160)
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--floor", action="store_true", help="then time the SDK alone (openai)")
+    parser.add_argument("--floor", action="store_true", help="then time the SDK alone")
     args = parser.parse_args()
-    if args.floor and args.wire != "openai":
-        parser.error("--floor times the OpenAI client alone: give it with --wire openai")
     port = free_port()
     server = subprocess.Popen(
         [sys.executable, str(ROOT / SERVERS[args.wire]), "--port", str(port)],
@@ -149,10 +178,10 @@ def main() -> None:
             talk=True,
         )
         if args.floor:
-            bodies = capture_bodies()
+            bodies = capture_bodies(args.wire)
         results, _ = run_episode(host, request)
         if args.floor:
-            floor(url, bodies[-1])
+            floor(args.wire, url, bodies[-1])
     finally:
         server.kill()
         server.wait()
