@@ -33,7 +33,7 @@ from arena.plugins import (
 )
 from arena.results import Results, SeatResult, shapes_by_slot
 from arena.rules import DEFAULT_MAX_BIDS, TableRules
-from arena.sandbox.remote import SandboxedSeat, WorkerFailed
+from arena.sandbox.remote import SandboxedSeat, WorkerFailed, close_seats
 from arena.sandbox.views import mode_to_json
 from arena.seats import Seat, SeatContext, SeatSpec, SeatUnavailable
 from arena.terminal_text import spec_text
@@ -196,9 +196,10 @@ def run_episode(
         event_log.close()
         records = event_log.stream() if flags else played
     finally:
-        for part in (*seats, *(f.apply for f in filters)):
-            if hasattr(part, "close"):
-                part.close()
+        close_seats(seats)
+        for f in filters:
+            if hasattr(f.apply, "close"):
+                f.apply.close()
     usage = engine.usage(played if made is None else made)
     shapes = (  # shapes are on usage lines: a log without any holds none
         shapes_by_slot(played if made is None else made, len(specs))

@@ -22,6 +22,7 @@ from arena.sandbox.launch import (
     WorkerProcess,
     block_is_held,
     block_start,
+    kill_together,
     live_processes_of,
     workers_left_behind,
 )
@@ -170,3 +171,34 @@ def test_an_ended_workers_uid_is_killed_even_where_no_scan_sees_its_processes():
             time.sleep(0.01)
     finally:  # were they missed, end them as the arena would not have
         subprocess.run([*as_uid, "/bin/sh", "-c", "kill -s KILL -- -1"], check=False)
+
+
+@pytest.mark.skipif(shutil.which("setpriv") is None, reason="needs setpriv")
+def test_workers_ended_together_leave_no_process_of_any_of_their_uids():
+    # A daemon under each worker's uid, outside its worker's process group: only the
+    # kill of every uid ends them.
+    workers = [WorkerProcess(SandboxPolicy("process")) for _ in range(3)]
+    uids = {worker.uid for worker in workers}
+    sleepers = _sleep_as(tuple(uids))
+    try:
+        kill_together(workers)
+        assert live_processes_of(uids.__contains__) == []
+        assert all(worker.process.returncode is not None for worker in workers)
+        assert {(w.to_worker, w.from_worker, w.output) for w in workers} == {(-1, -1, -1)}
+    finally:
+        for sleeper in sleepers:
+            sleeper.kill()
+            sleeper.wait()
+
+
+@pytest.mark.skipif(shutil.which("setpriv") is None, reason="needs setpriv")
+def test_a_uid_whose_kill_did_not_run_as_it_is_killed_pid_by_pid(monkeypatch):
+    worker = WorkerProcess(SandboxPolicy("process"))
+    (sleeper,) = _sleep_as((worker.uid,))
+    monkeypatch.setattr(launch, "_KILL_EVERY_PROCESS_OF_MINE", ["/bin/false"])
+    try:
+        worker.kill()
+        assert live_processes_of(lambda owner: owner == worker.uid) == []
+    finally:
+        sleeper.kill()
+        sleeper.wait()

@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn
 
 from arena.logs import get_logger
-from arena.sandbox.launch import WorkerProcess
+from arena.sandbox.launch import WorkerProcess, kill_together
 from arena.sandbox.policy import SandboxPolicy
 from arena.sandbox.pool import EARLY_WORKERS
 from arena.sandbox.protocol import (
@@ -98,14 +98,7 @@ class Worker:
 
     def close(self) -> None:
         """End the worker and its processes; log what it wrote, capped."""
-        self.process.kill()
-        if self.output or self.output_dropped:
-            log.info(
-                "worker output",
-                distribution=self.distribution,
-                output=self.output.decode(errors="replace"),
-                dropped_bytes=self.output_dropped,
-            )
+        close_together([self])
 
     def receive(self, seconds: float, cap: int) -> dict:
         if self.failed:
@@ -152,6 +145,20 @@ class Worker:
         log.warning("sandbox worker ended", reason=self.failed)
         self.close()
         raise WorkerFailed(self.failed)
+
+
+def close_together(workers: Sequence[Worker]) -> None:
+    """End these workers and their processes side by side
+    (:func:`~arena.sandbox.launch.kill_together`); log what each wrote, capped."""
+    kill_together([worker.process for worker in workers])
+    for worker in workers:
+        if worker.output or worker.output_dropped:
+            log.info(
+                "worker output",
+                distribution=worker.distribution,
+                output=worker.output.decode(errors="replace"),
+                dropped_bytes=worker.output_dropped,
+            )
 
 
 class SandboxedSeat:
@@ -211,6 +218,15 @@ class SandboxedSeat:
             key: value[: caps[key]] if key in caps and isinstance(value, str) else value
             for key, value in reply.items()
         }
+
+
+def close_seats(seats: Sequence[Any]) -> None:
+    """Close a table's seats: the sandboxed ones' workers ended together
+    (:func:`close_together`), every other seat with a ``close`` by its own."""
+    close_together([seat.worker for seat in seats if isinstance(seat, SandboxedSeat)])
+    for seat in seats:
+        if not isinstance(seat, SandboxedSeat) and hasattr(seat, "close"):
+            seat.close()
 
 
 def checked_usage(usage: Any) -> dict[str, int]:
