@@ -58,10 +58,10 @@ from arena.sandbox.discovery import (
     Distribution,
     discover,
 )
-from arena.sandbox.policy import SandboxPolicy, canonical_name
 
-if TYPE_CHECKING:  # a sandbox worker imports this module: no modes, no numpy
+if TYPE_CHECKING:  # a sandbox worker imports this module: no modes, no numpy, no policy
     from arena.modes import Mode
+    from arena.sandbox.policy import SandboxPolicy
 
 __all__ = [  # the registry's names, re-exported for the many readers that import them here
     "ENTRY_POINT_GROUP",
@@ -229,6 +229,9 @@ def load(
     first, so their names are taken before any untrusted registration is looked at.
     Entry points the selection withholds are listed, and imported nowhere.
     """
+    # Imported here, as the describing below: a worker makes a host, and never loads one.
+    from arena.sandbox.policy import SandboxPolicy, canonical_name
+
     host = new_host()
     host.policy = policy or SandboxPolicy.choose(environ)
     if environ.get("ARENA_DISABLE_PLUGIN_AUTOLOAD"):
@@ -256,7 +259,6 @@ def load(
                 continue
             host.add(plugin, ep.name, dist.name, dist.version, selection)
         _record_withheld(host, dist, "in-process")
-    # Imported here so a worker, which imports this module, does not load the host side.
     from arena.sandbox.describe import describe_all, sandboxed_plugins
 
     described = describe_all(host.policy, untrusted, environ)

@@ -186,7 +186,7 @@ def test_a_view_survives_the_trip_to_the_worker():
 LEAN_SEAT = """
 import sys
 
-WATCHED = ("arena.replies", "arena.turns", "shutil", "numpy", "hashlib")
+WATCHED = ("arena.replies", "arena.turns", "shutil", "numpy", "hashlib", "arena.sandbox.policy")
 
 
 class Lean:
@@ -203,8 +203,8 @@ class Lean:
 def test_a_seat_that_replies_with_data_costs_its_worker_no_more_imports(tmp_path, monkeypatch):
     # A worker's start is most of a sandboxed table's: one whose seat replies with a dict
     # never imports rule 11's parser (and its turn rules), shutil (choosing a policy),
-    # numpy (its private stream, never drawn from) or hashlib (deriving a seat's seed,
-    # done by the arena), as its own sys.modules says.
+    # numpy (its private stream, never drawn from), hashlib (deriving a seat's seed, done
+    # by the arena) or the sandbox policy (the arena's choice), as its own sys.modules says.
     tmp_path.chmod(0o755)  # searchable by a worker's own uid
     (tmp_path / "lean").mkdir()
     (tmp_path / "lean" / "arena_lean.py").write_text(LEAN_SEAT)
