@@ -19,6 +19,7 @@ import pytest
 
 from arena.engine import Engine, EpisodeConfig
 from arena.rules import TableRules
+from arena.sandbox import launch
 from arena.sandbox.policy import Limits, SandboxPolicy
 from arena.sandbox.protocol import WorkerCode
 from arena.sandbox.remote import SandboxedSeat
@@ -225,3 +226,13 @@ def test_a_seat_that_replies_with_data_costs_its_worker_no_more_imports(tmp_path
     finally:
         seat.close()
     assert reply["notes"] == "none"
+
+
+def test_a_directory_put_on_the_import_path_later_is_bound_for_the_next_worker(
+    tmp_path, monkeypatch
+):
+    # The paths a worker sees are resolved once per import path, not once per process.
+    before = launch._visible_paths()
+    monkeypatch.syspath_prepend(str(tmp_path))
+    after = launch._visible_paths()
+    assert str(tmp_path) not in before and str(tmp_path.resolve()) in after
