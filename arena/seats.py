@@ -16,14 +16,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 import attrs
 
 from arena import seeding
-from arena.actions import Action
-from arena.rules import TableRules
-from arena.view import SeatView
 
 if TYPE_CHECKING:  # a sandbox worker builds contexts without numpy or the event classes
     import numpy as np
 
+    from arena.actions import Action
     from arena.events import Thought
+    from arena.rules import TableRules
+    from arena.view import SeatView
 
 
 class Seat(Protocol):

@@ -280,3 +280,14 @@ def test_a_distribution_not_yet_described_starts_nothing_early(early):
     # One describe and the seat's own worker; a worker started early would be a third.
     assert len(early.marked("import")) == 2
     assert len(early.marked("seat")) == 1
+
+
+def test_the_early_start_imports_no_mode_view_or_rule_module():
+    # The workers start once arena.sandbox.early has imported: the table's modules (the
+    # modes, views and rules, with fractions) come after, while the workers start.
+    table = ("arena.modes", "arena.view", "arena.rules", "arena.actions", "arena.sandbox.views")
+    probe = f"import sys, arena.sandbox.early; print([m for m in {table!r} if m in sys.modules])"
+    found = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    )
+    assert found.stdout.strip() == "[]"

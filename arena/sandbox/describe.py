@@ -44,7 +44,6 @@ from arena.sandbox.discovery import Distribution
 from arena.sandbox.policy import SandboxPolicy
 from arena.sandbox.protocol import WorkerCode, is_description
 from arena.sandbox.remote import RemoteFilter, RemoteReporter, Worker, WorkerFailed
-from arena.sandbox.views import mode_from_json
 
 CACHE_FORMAT = 2
 """Part of every cache key: a change to what a description holds bumps it (2: a hook that
@@ -216,6 +215,8 @@ def sandboxed_plugins(
         # A mode declared wholly as data is played by the core's own code; one whose draw
         # or render is code stays listed, and plays only under --trust.
         data_modes = [m for m in plugin["modes"] if m.get("data")]
+        if data_modes:
+            from arena.sandbox.views import mode_from_json  # here: see arena.sandbox.early
         code_modes = tuple(m for m in plugin["modes"] if not m.get("data"))
         entries = [*((table, stand_in, data) for kind, (table, stand_in) in stand_ins.items()
                      for data in plugin[kind]),

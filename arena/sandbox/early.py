@@ -6,6 +6,12 @@ That is all a seat's worker needs to start, so :mod:`arena.cli.startup` calls
 :func:`start` before the CLI imports the engine, the plugin host and the rest, and the
 workers start while it does (:mod:`arena.sandbox.pool`).
 
+The workers wait for this module's own imports, so they stay clear of the table's: the
+modes, views and rules (:mod:`arena.seats` names them for type checking only, and
+:mod:`~arena.sandbox.remote` and :mod:`~arena.sandbox.describe` import the views where
+a seat or a data mode needs them). They were a quarter of those imports, 10 ms before
+the first worker started.
+
 This is a guess made early, never a decision: the names are resolved among the
 cached descriptions alone (no in-process plugin is imported for it), and a worker
 started for a name the table resolves otherwise is simply never taken. A

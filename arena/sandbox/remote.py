@@ -34,7 +34,6 @@ from arena.sandbox.protocol import (
     read_frame,
     write_frame,
 )
-from arena.sandbox.views import ViewSender
 from arena.seats import Reply, SeatUnavailable
 
 TOKEN_FIELDS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
@@ -172,6 +171,8 @@ class SandboxedSeat:
     def __init__(self, policy: SandboxPolicy, code: WorkerCode, setup: Mapping[str, Any]):
         self.limits = policy.limits
         self.budget = policy.limits.episode_seconds
+        from arena.sandbox.views import ViewSender  # here: see arena.sandbox.early
+
         self.views = ViewSender()
         self.worker = EARLY_WORKERS.take(policy, code) or Worker(policy, code)
         self.worker.send({"op": "seat", **setup})
