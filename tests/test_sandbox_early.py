@@ -10,6 +10,7 @@ as root: each worker under its own uid writes the markers.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -185,6 +186,107 @@ def test_workers_no_seat_took_are_ended(early):
     assert pool.take(POLICY, CODE) is None
 
 
+@attrs.define
+class PipeWorker:
+    """A stand-in worker: its protocol pipe is one the test writes to, as a worker whose
+    plugin has imported writes its first frame."""
+
+    policy: SandboxPolicy
+    code: WorkerCode
+    from_worker: int
+    to_signal: int
+    closed: bool = False
+
+    @property
+    def process(self):
+        return self
+
+    def imported(self) -> None:
+        os.write(self.to_signal, b"x")
+
+    def close(self) -> None:
+        self.closed = True
+
+
+@pytest.fixture
+def two_cores(monkeypatch):
+    """Pipe workers, launched into the returned list, on a machine of two cores."""
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    launched: list[PipeWorker] = []
+
+    def launch(policy, code):
+        launched.append(PipeWorker(policy, code, *os.pipe()))
+        return launched[-1]
+
+    yield launched, launch
+    for worker in launched:
+        os.close(worker.from_worker)
+        os.close(worker.to_signal)
+
+
+CODES = [attrs.evolve(CODE, version=str(n)) for n in range(4)]
+
+
+def test_on_two_cores_two_start_at_once_and_each_other_once_one_has_imported(two_cores):
+    launched, launch = two_cores
+    pool = StartedWorkers()
+    pool.start(POLICY, CODES, launch)
+    assert [worker.code for worker in launched] == CODES[:2]
+    time.sleep(0.2)
+    assert len(launched) == 2  # the other two wait their turn
+    launched[1].imported()
+    wait_until(lambda: len(launched) == 3)
+    time.sleep(0.2)
+    assert [worker.code for worker in launched] == CODES[:3]
+    launched[2].imported()
+    wait_until(lambda: len(launched) == 4)
+    assert launched[3].code == CODES[3]
+    assert [pool.take(POLICY, code) for code in CODES] == launched
+
+
+def test_a_seat_that_asks_before_its_turn_starts_its_own_and_it_is_not_started(two_cores):
+    launched, launch = two_cores
+    pool = StartedWorkers()
+    pool.start(POLICY, CODES[:3], launch)
+    assert pool.take(POLICY, CODES[2]) is None  # not started yet: the seat starts its own
+    launched[0].imported()
+    launched[1].imported()
+    time.sleep(0.2)
+    assert len(launched) == 2
+
+
+def test_a_worker_started_in_its_turn_lives_to_play_its_seat(early, monkeypatch):
+    # One core: the second worker is started by the pool's thread once the first has
+    # imported, and a seat takes it as it takes one started at once.
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0})
+    pool = StartedWorkers()
+    pool.start(POLICY, [CODE, CODE], remote.Worker)
+    wait_until(lambda: len(early.marked("import")) == 2)
+    time.sleep(0.5)
+    monkeypatch.setattr(remote, "EARLY_WORKERS", pool)
+    seats = [remote.SandboxedSeat(POLICY, CODE, {**SETUP, "slot": slot}) for slot in (0, 1)]
+    try:
+        for seat in seats:
+            seat.ready()
+        pids = {seat.worker.process.process.pid for seat in seats}
+        assert {pid for (pid,) in early.marked("import")} == pids  # both taken, none new
+        assert len(early.marked("seat")) == 2
+    finally:
+        for seat in seats:
+            seat.close()
+        pool.close()
+
+
+def test_a_closed_pool_starts_no_more(two_cores):
+    launched, launch = two_cores
+    pool = StartedWorkers()
+    pool.start(POLICY, CODES[:3], launch)
+    pool.close()
+    launched[0].imported()
+    time.sleep(0.2)
+    assert len(launched) == 2 and all(worker.closed for worker in launched)
+
+
 @pytest.mark.parametrize(
     "environ, trust",
     [
@@ -262,6 +364,46 @@ def test_the_arena_command_plays_its_early_workers_and_ends_them(early, tmp_path
     assert len(early.marked("import")) == 2  # one worker per seat, no describe, none spare
     assert sorted(slot for _, slot in early.marked("seat")) == [0, 1]
     assert workers_left_behind(group=os.getpgrp()) == []
+
+
+PLAIN = """from arena import hookimpl
+
+
+class Plain:
+    def __init__(self, context):
+        pass
+
+    def decide(self, view):
+        quantity, face = view.legal.min_bid or (None, None)
+        if quantity is None:
+            return {"action": "challenge"}
+        return {"action": "bid", "quantity": quantity, "face": face}
+
+
+@hookimpl
+def register_seats(register):
+    register("plain", Plain, description="TEST: the cheapest raise")
+"""
+
+
+@pytest.mark.skipif(not shutil.which("bwrap"), reason="bubblewrap not installed")
+def test_on_one_core_a_worker_started_in_its_turn_plays_under_bubblewrap(tmp_path):
+    # Bubblewrap kills its sandbox when the thread that started it ends: the pool's
+    # thread, which starts the second worker here, must stay.
+    site = tmp_path / "site"
+    site.mkdir(parents=True)
+    tmp_path.chmod(0o755)
+    install(site, "arena-plain", {"arena_plain": PLAIN}, {"plain": "arena_plain"}, record=True)
+    env = os.environ | {"PYTHONPATH": str(site), "ARENA_CACHE_DIR": str(tmp_path / "cache")}
+    command = [sys.executable, "-m", "arena.cli", "--sandbox", "bwrap", "play", "--deals", "2",
+               "--seat", "plain,plain"]  # fmt: skip
+    for _run in ("describing", "started early"):
+        done = subprocess.run(
+            command, env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path,
+            preexec_fn=lambda: os.sched_setaffinity(0, {min(os.sched_getaffinity(0))}),
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert "bayes played" not in done.stderr
 
 
 def test_a_command_that_fails_before_its_table_leaves_no_worker_behind(early):
