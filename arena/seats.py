@@ -17,7 +17,9 @@ import attrs
 
 from arena import seeding
 
-if TYPE_CHECKING:  # a sandbox worker builds contexts without numpy or the event classes
+# Annotations only: a sandbox worker builds contexts without numpy or the event classes,
+# and the early start (arena.sandbox.early) parses seat specs before the rules load.
+if TYPE_CHECKING:
     import numpy as np
 
     from arena.actions import Action
