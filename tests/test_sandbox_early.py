@@ -310,7 +310,9 @@ def test_the_early_start_holds_to_the_user_s_selection(early, monkeypatch, envir
     )
     assert pool.take(untrusting, CODE) is None and pool.take(trusting, CODE) is None
     sandbox_early.start(["early"], "process", (), {"ARENA_CACHE_DIR": str(early.cache)})
-    assert pool.take(untrusting, CODE) is not None  # the control: no selection, one worker
+    taken = pool.take(untrusting, CODE)  # the control: no selection, one worker
+    assert taken is not None
+    taken.close()
     pool.close()
 
 
