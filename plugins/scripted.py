@@ -130,10 +130,9 @@ class ScriptedSeat:
         return best
 
     def _pick(self, options: list):
-        """The seeded generator breaks a tie that survives every rule (:meth:`decide` takes
-        a single option itself: most turns have one, and this is a call per turn)."""
-        if len(options) == 1:
-            return options[0]
+        """The seeded generator breaks a tie that survives every rule: two options or more
+        (:meth:`decide` takes a single option itself: most turns have one, and this is a
+        call per turn)."""
         return options[int(self.rng.integers(len(options)))]
 
 
