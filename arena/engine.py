@@ -389,11 +389,7 @@ class Engine:
             if isinstance(reply, Reply):
                 self._record_usage(deal, slot, reply)
                 reply, thinking = reply.content, cut_thoughts(reply.thinking)
-            action = parse_action(reply)
-            reason = deal.illegal(action)  # _checked's test, spelt out: every decision comes here
-            if reason is not None:
-                raise IllegalReply(reason)
-            return action, False, thinking
+            return _checked(deal, parse_action(reply)), False, thinking
         except (SeatUnavailable, SeatQuit):
             raise
         except IllegalReply as rejection:
