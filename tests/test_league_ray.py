@@ -439,8 +439,12 @@ def test_a_lost_node_does_not_stop_the_league(tmp_path, cluster, serial_slow):
         with head_held(cluster):
             proc = league_process(db, *SLOW, "--executor", "ray", "--address", cluster.address,
                           "--concurrency", "2", env=env)  # fmt: skip
+            # A table has played on the worker node once one is in flight there, or once
+            # an episode is stored: with the head held, nowhere else could it have played.
+            # The stored episode does not hang on sampling the worker's title every 50 ms,
+            # which once missed every table of a league that then ended.
             deadline = time.monotonic() + 120
-            while not (playing := table_workers(node)) and proc.poll() is None:
+            while not (playing := table_workers(node) or stored(db)) and proc.poll() is None:
                 assert time.monotonic() < deadline, "no table started within 120 s"
                 time.sleep(0.05)
             assert playing, f"no table was played on the worker node: {_ended(proc)}"
