@@ -17,8 +17,9 @@ read-out after play are outside it.
 
 ``--floor`` times what the SDK alone costs, as the baseline in the same run: the same
 request (the episode's last decision's) sent 300 times by the SDK call the seat makes
-(the OpenAI client's ``post``; Anthropic's ``messages.with_raw_response.create``), then
-by the SDK's HTTP client directly, with nothing of the arena around.
+(the client's ``post``; for Claude, with the body the seat encodes, and beside it the
+typed ``messages.with_raw_response.create`` it replaced), then by the SDK's HTTP client
+directly, with nothing of the arena around.
 """
 
 from __future__ import annotations
@@ -109,11 +110,18 @@ def floor(wire: str, url: str, body: dict, calls: int = 300) -> None:
     if wire == "claude":
         import anthropic
 
+        from arena_plugins.claude.client import message_body
+
         client = anthropic.Anthropic(base_url=url, api_key="loopback", max_retries=0)
         headers = {"x-api-key": "loopback", "anthropic-version": "2023-06-01"}
         sends = {
             "the SDK's create": lambda: (
                 client.messages.with_raw_response.create(**body).http_response.content
+            ),
+            "the SDK's post": lambda: (
+                client.post(
+                    "/v1/messages", cast_to=httpx2.Response, content=message_body(body)
+                ).content
             ),
             "its HTTP client alone": lambda: (
                 client._client.post(f"{url}/v1/messages", json=body, headers=headers).content
