@@ -110,7 +110,7 @@ def floor(wire: str, url: str, body: dict, calls: int = 300) -> None:
     if wire == "claude":
         import anthropic
 
-        from arena_plugins.claude.client import message_body
+        from arena_plugins.claude.request_body import message_body
 
         client = anthropic.Anthropic(base_url=url, api_key="loopback", max_retries=0)
         headers = {"x-api-key": "loopback", "anthropic-version": "2023-06-01"}

@@ -44,6 +44,7 @@ from arena_plugins.claude.lookup import model_rules
 from arena_plugins.claude.models import adapted_after
 from arena_plugins.claude.prompt import build_request
 from arena_plugins.claude.reply_tool import read_reply, read_thinking
+from arena_plugins.claude.request_body import RequestBody
 from arena_plugins.claude.settings import (
     API_KEY_ENV,
     ModelSettings,
@@ -89,6 +90,8 @@ class ClaudeSeat:
         self.clock = DecisionClock()
         self.record = SeatRecord()
         """This seat's finished deals, each rendered once for all its requests."""
+        self.body = RequestBody()
+        """Its requests' bytes, each record block encoded once for all its requests."""
 
     def decide(self, view: SeatView) -> Reply:
         content, used = self._ask(view, self.clock.end(view, self.bounds.total))
@@ -110,7 +113,9 @@ class ClaudeSeat:
     def _ask(self, view: SeatView, until: float) -> tuple[list[dict[str, Any]], dict[str, int]]:
         request = build_request(view, self.rules, self.policy, self.settings, self.record)
         try:
-            return create_message(self.client, request, self.bounds, self.rng, until=until)
+            return create_message(
+                self.client, request, self.bounds, self.rng, until=until, encode=self.body
+            )
         except ApiUnavailable as fault:
             if isinstance(fault.__cause__, DecisionPastDeadline):
                 raise IllegalReply(str(fault.__cause__)) from None
