@@ -16,15 +16,18 @@ read-out after play are outside it.
     python bench/bench_request_cpu.py --wire claude --floor
 
 ``--floor`` times what the SDK alone costs, as the baseline in the same run: the same
-request (the episode's last decision's) sent 300 times by the SDK call the seat makes
-(the client's ``post``; for Claude, with the body the seat encodes, and beside it the
-typed ``messages.with_raw_response.create`` it replaced), then by the SDK's HTTP client
-directly, with nothing of the arena around.
+request (the episode's last decision's) sent 300 times by the client's ``post``, the
+call the seats make (OpenAI: the SDK encoding the body; Claude: the body encoded whole
+by ``request_json.encoded``, and beside it the typed
+``messages.with_raw_response.create`` the seat made before), then by the SDK's HTTP
+client directly, with nothing of the arena around. The seats themselves encode only
+what their requests did not repeat (``arena_plugins.model_seat.request_json``).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import socket
 import subprocess
@@ -84,9 +87,9 @@ def capture_bodies(wire: str) -> list[dict]:
     bodies: list[dict] = []
     post = seat.post_completion
 
-    def kept(client, request, headers):
-        bodies.append(request)
-        return post(client, request, headers)
+    def kept(client, content, headers):
+        bodies.append(json.loads(content))
+        return post(client, content, headers)
 
     seat.post_completion = kept
     return bodies
@@ -103,14 +106,12 @@ def band(notes: list[tuple[int, float]], first: int, last: int) -> tuple[int, fl
 def floor(wire: str, url: str, body: dict, calls: int = 300) -> None:
     """CPU per call of the SDK call the seat makes, and of the SDK's bare HTTP client, on
     ``body``."""
-    import json
-
     import httpx2
 
     if wire == "claude":
         import anthropic
 
-        from arena_plugins.claude.request_body import message_body
+        from arena_plugins.model_seat.request_json import encoded
 
         client = anthropic.Anthropic(base_url=url, api_key="loopback", max_retries=0)
         headers = {"x-api-key": "loopback", "anthropic-version": "2023-06-01"}
@@ -119,9 +120,7 @@ def floor(wire: str, url: str, body: dict, calls: int = 300) -> None:
                 client.messages.with_raw_response.create(**body).http_response.content
             ),
             "the SDK's post": lambda: (
-                client.post(
-                    "/v1/messages", cast_to=httpx2.Response, content=message_body(body)
-                ).content
+                client.post("/v1/messages", cast_to=httpx2.Response, content=encoded(body)).content
             ),
             "its HTTP client alone": lambda: (
                 client._client.post(f"{url}/v1/messages", json=body, headers=headers).content

@@ -28,11 +28,11 @@ import anthropic
 import httpx2
 import numpy as np
 
-from arena_plugins.claude.request_body import message_body
 from arena_plugins.model_seat.bounded import NO_COMPRESSION, client_hooks
 from arena_plugins.model_seat.clients import per_thread, tls_context
 from arena_plugins.model_seat.origin import check_base_url, origin_of
 from arena_plugins.model_seat.reply_body import UnreadableReply, decode, field
+from arena_plugins.model_seat.request_json import encoded
 from arena_plugins.model_seat.retries import (
     RetryBounds,
     call_with_retries,
@@ -101,7 +101,7 @@ def create_message(
     rng: np.random.Generator,
     sleep: Callable[[float], None] = time.sleep,
     until: float | None = None,
-    encode: Callable[[Mapping[str, Any]], bytes] = message_body,
+    encode: Callable[[Mapping[str, Any]], bytes] = encoded,
 ) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """The Messages API request ``request`` (``messages.create``'s keyword arguments) under
     the retry policy and the league-wide limiter, ending by ``until`` (the decision's
@@ -112,7 +112,7 @@ def create_message(
     It goes through the client's own ``post`` to ``/v1/messages``, the call
     ``messages.create`` ends in, so the headers, timeout, hooks and errors are the
     client's as for ``create``; the body is JSON-encoded here by ``encode`` (a seat's
-    :class:`~arena_plugins.claude.request_body.RequestBody`), once for every attempt.
+    :class:`~arena_plugins.model_seat.request_json.RequestBody`), once for every attempt.
     ``create`` first copies the whole body, block by block, then encodes it afresh:
     on a 160-deal episode's last request (62 KiB), ``post`` with the body encoded
     costs 20-29% less CPU (docs/performance.md)."""

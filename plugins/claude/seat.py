@@ -44,7 +44,6 @@ from arena_plugins.claude.lookup import model_rules
 from arena_plugins.claude.models import adapted_after
 from arena_plugins.claude.prompt import build_request
 from arena_plugins.claude.reply_tool import read_reply, read_thinking
-from arena_plugins.claude.request_body import RequestBody
 from arena_plugins.claude.settings import (
     API_KEY_ENV,
     ModelSettings,
@@ -56,6 +55,7 @@ from arena_plugins.claude.settings import (
     retry_bounds,
 )
 from arena_plugins.model_seat.prompt import SeatRecord
+from arena_plugins.model_seat.request_json import RequestBody
 from arena_plugins.model_seat.retries import ApiUnavailable, DecisionClock, DecisionPastDeadline
 from arena_plugins.model_seat.stand_in import bayes_stand_in, no_key
 from arena_policies import Policy, resolve

@@ -205,6 +205,12 @@ class SeatRecord:
             self._sent_text = text
         return [*self._sent]
 
+    @property
+    def finished(self) -> str:
+        """The record up to the deal in play, as of the last call: every later text of this
+        record starts with it, until the record starts again (another seat or episode)."""
+        return self._text
+
     def text(self, view: SeatView, mode: Mode) -> str:
         """``"".join(record(view, mode))``: the whole record, for a wire that sends one text."""
         self._catch_up(view, mode)

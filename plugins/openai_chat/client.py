@@ -54,18 +54,22 @@ def make_client(place: Endpoint, bounds: RetryBounds) -> openai.OpenAI:
     )
 
 
-def post_completion(
-    client: openai.OpenAI, request: dict[str, Any], headers: dict[str, Any]
-) -> bytes:
-    """One chat-completions request's raw reply body, the request sent as built.
+def post_completion(client: openai.OpenAI, content: bytes, headers: dict[str, Any]) -> bytes:
+    """One chat-completions request's raw reply body, the request's JSON (``content``,
+    :mod:`~arena_plugins.model_seat.request_json`) sent as it is.
 
     It goes through the client's own ``post``, the SDK's documented call for a request
     it has no typed method for and the one ``chat.completions.create`` ends in, so the
     headers, timeout, hooks and errors are the client's as for ``create``. ``create``
     first walks the body against its typed parameters (``maybe_transform``): a fifth of
-    the harness's CPU per request to change nothing in a body of plain JSON."""
+    the harness's CPU per request to change nothing in a body of plain JSON. And the
+    seat encodes the body itself, so the table record it repeats is not encoded again
+    on every request."""
     response = client.post(
-        "/chat/completions", cast_to=httpx2.Response, body=request, options={"headers": headers}
+        "/chat/completions",
+        cast_to=httpx2.Response,
+        content=content,
+        options={"headers": headers},
     )
     return response.content
 

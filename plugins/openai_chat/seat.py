@@ -29,6 +29,7 @@ from arena_plugins.model_seat.origin import host_of
 from arena_plugins.model_seat.prices import checked_provider
 from arena_plugins.model_seat.prompt import SeatRecord
 from arena_plugins.model_seat.reply_body import decode
+from arena_plugins.model_seat.request_json import RequestBody
 from arena_plugins.model_seat.retries import (
     ApiUnavailable,
     DecisionClock,
@@ -107,6 +108,8 @@ class OpenAISeat:
         self.clock = DecisionClock()
         self.record = SeatRecord()
         """This seat's finished deals, each rendered once for all its requests."""
+        self.body = RequestBody()
+        """Its requests' bytes, the finished record's JSON kept for all its requests."""
 
     def decide(self, view: SeatView) -> Reply:
         answer = self._ask(view, self.clock.end(view, self.bounds.total))
@@ -128,9 +131,10 @@ class OpenAISeat:
             kept=self.record,
         )
         headers = withheld_headers(self.place)
+        content = self.body(request, kept=self.record.finished)
 
         def call() -> tuple[Answer, int]:
-            body = post_completion(self.client, request, headers)
+            body = post_completion(self.client, content, headers)
             answer = read_completion(decode(body), cap)
             return answer, rate_tokens(answer.usage)
 
