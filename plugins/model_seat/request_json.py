@@ -3,9 +3,9 @@ encoded once.
 
 Both wires post bytes they encoded (the SDK client's ``post`` with ``content``), which
 are :func:`encoded`'s: compact UTF-8 JSON with NaN refused, as both SDKs encode a body.
-By deal 160 encoding is most of the CPU the SDK call leaves (a 62 KiB body, about
-0.30 ms: escaping text into JSON runs at a few hundred MB/s), and nearly all of the body
-is the table record, which every request repeats: as the same content blocks (Claude,
+By deal 160 encoding a body costs about 0.3 ms (62 KiB: escaping text into JSON runs at
+a few hundred MB/s), a sixth of the whole request's CPU, and nearly all of the body is
+the table record, which every request repeats: as the same content blocks (Claude,
 :meth:`~arena_plugins.model_seat.prompt.SeatRecord.blocks`), or as a text that starts
 with the same finished deals (chat completions,
 :attr:`~arena_plugins.model_seat.prompt.SeatRecord.finished`). A seat's
