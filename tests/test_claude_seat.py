@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -25,6 +26,7 @@ from arena.limits import LIMITER
 from arena.runner import EpisodeRequest, SetupError, run_episode
 from arena.seats import SeatSpec
 from arena_plugins.claude.settings import DEFAULT_MODEL
+from arena_plugins.model_seat import bounded
 from arena_plugins.model_seat.retries import endpoint_at, retry_after
 
 pytestmark = pytest.mark.slow
@@ -229,6 +231,38 @@ def test_a_hang_past_the_client_timeout_is_a_fault(host, api, monkeypatch):
     )
     assert moves(records, claude)[0]["fallback"] is True
     assert results.status == "complete"
+
+
+class LateWaker(threading.Event):
+    """A seat's wait for its call that wakes 0.2 s late, as on a loaded machine."""
+
+    def wait(self, timeout=None):
+        if super().wait(timeout):
+            return True
+        time.sleep(0.2)
+        return self.is_set()
+
+
+def test_a_hang_is_the_calls_deadline_even_when_the_seat_wakes_late(host, api, monkeypatch):
+    """The client's own timeout runs past the call's bound, so a seat that wakes late from
+    its wait still finds the call unanswered and names the bound: the fault line does not
+    depend on which of two timers fired first. (With both at 0.3 s the client's timeout
+    answered first here, as "request timed out".)"""
+    monkeypatch.setenv("ARENA_CLAUDE_TIMEOUT", "0.3")
+    monkeypatch.setenv("ARENA_CLAUDE_RETRY_ATTEMPTS", "2")
+    job = bounded._Job.__init__
+
+    def late(self, call):
+        job(self, call)
+        self.done = LateWaker()
+
+    monkeypatch.setattr(bounded._Job, "__init__", late)
+    api.push(Hang(30), Hang(30))
+    claude, _, records = two_seat_table(host, claude_opens=True)
+    (fault,) = of(records, "fault", claude)
+    assert fault["reason"] == (
+        "Claude API unavailable after 2 attempts: no whole reply within the call's 0.3 s deadline"
+    )
 
 
 def test_a_retry_after_beyond_the_time_bound_is_not_waited(host, api, monkeypatch):

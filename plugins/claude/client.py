@@ -28,7 +28,7 @@ import anthropic
 import httpx2
 import numpy as np
 
-from arena_plugins.model_seat.bounded import NO_COMPRESSION, client_hooks
+from arena_plugins.model_seat.bounded import NO_COMPRESSION, client_hooks, client_timeout
 from arena_plugins.model_seat.clients import per_thread, tls_context
 from arena_plugins.model_seat.origin import check_base_url, origin_of
 from arena_plugins.model_seat.reply_body import UnreadableReply, decode, field
@@ -79,7 +79,7 @@ def _shared_client(api_key: str, bounds: RetryBounds, url: str) -> anthropic.Ant
         api_key=api_key,
         base_url=url,
         max_retries=0,
-        timeout=bounds.timeout,
+        timeout=client_timeout(bounds.timeout),
         default_headers=NO_COMPRESSION,
         http_client=anthropic.DefaultHttpxClient(event_hooks=hooks, verify=tls_context()),
     )

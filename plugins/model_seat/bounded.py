@@ -11,7 +11,8 @@ cross-origin 307 carried the organization, project and gateway headers along
   at most its deadline, connect, first byte and whole body together: the seat
   gets :class:`PastDeadline` on time, whatever the server drips. The worker
   stops at the next chunk that arrives (:class:`_BoundedBody` checks the
-  deadline between chunks), or at the client's own timeout if nothing comes.
+  deadline between chunks), or at the client's own timeout if nothing comes,
+  which runs a little past the deadline (:func:`client_timeout`).
 - **Size.** A reply is read up to its cap and refused past it
   (:class:`ReplyTooLarge`), whatever ``content-length`` says; a declared length
   past the cap is refused before a byte of the body is read. Requests ask for no
@@ -44,6 +45,18 @@ Answer = TypeVar("Answer")
 
 NO_COMPRESSION = {"Accept-Encoding": "identity"}
 """Sent with every request: the size cap then bounds the decoded reply, not the encoded."""
+CLIENT_TIMEOUT_MARGIN = 1.0
+"""Seconds the HTTP client's own timeout runs past a call's bound (:func:`client_timeout`)."""
+
+
+def client_timeout(seconds: float) -> float:
+    """The HTTP client's own timeout for calls bounded to ``seconds``: later than the bound,
+    so the bound always ends an unanswered call first and the fault line names it. At the
+    same time as the bound, whichever timer woke first wrote the line (the client's
+    ``request timed out`` when the seat's thread woke late), and a log must not depend on
+    that. The client's timeout only frees the worker of a call the seat stopped waiting
+    for, when no chunk comes to stop it."""
+    return seconds + CLIENT_TIMEOUT_MARGIN
 
 
 class CallFault(Exception):

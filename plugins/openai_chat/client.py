@@ -21,7 +21,7 @@ import attrs
 import httpx2
 import openai
 
-from arena_plugins.model_seat.bounded import NO_COMPRESSION, client_hooks
+from arena_plugins.model_seat.bounded import NO_COMPRESSION, client_hooks, client_timeout
 from arena_plugins.model_seat.clients import per_thread, tls_context
 from arena_plugins.model_seat.reply_body import words
 from arena_plugins.model_seat.retries import RetryBounds, endpoint_at, pause_endpoint, sdk_wire
@@ -48,7 +48,7 @@ def make_client(place: Endpoint, bounds: RetryBounds) -> openai.OpenAI:
         api_key=place.key if place.key else _no_key,
         base_url=place.base_url,
         max_retries=0,
-        timeout=bounds.timeout,
+        timeout=client_timeout(bounds.timeout),
         default_headers=NO_COMPRESSION,
         http_client=openai.DefaultHttpxClient(event_hooks=hooks, verify=tls_context()),
     )
