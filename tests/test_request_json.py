@@ -86,7 +86,9 @@ def test_a_kept_text_worked_by_hand():
 @pytest.mark.parametrize("seed", [0, 2026])
 def test_every_claude_request_of_an_episode_is_the_whole_encoding(mode, talk, seed, monkeypatch):
     """Each seat's every request, as a Claude seat builds it: the same bytes as encoding
-    the request whole, and each record block encoded once in the episode."""
+    the request whole, and each record block encoded once in the episode: the plain
+    blocks encoded are the last request's record blocks before its breakpoint, one for
+    one (two deals may well have a block of the same text, each encoded once)."""
     rules = TableRules(mode=mode, seats=4, max_bids=8)
     blocks: list[str] = []
     encode = request_json._json
@@ -99,16 +101,15 @@ def test_every_claude_request_of_an_episode_is_the_whole_encoding(mode, talk, se
     monkeypatch.setattr(request_json, "_json", counted)
     for views in episode_views(mode, 4, seed, 40, talk):
         kept, body = SeatRecord(), RequestBody()
-        plain: set[str] = set()  # record blocks sent without the breakpoint
         blocks.clear()
         for view in views:
             request = claude_request(view, rules, POLICY, ModelSettings(), kept)
             sent = body(request)
             assert sent == encoded(request)
             assert json.loads(sent) == request
-            plain.update(block["text"] for block in request["messages"][0]["content"][:-2])
-        times = Counter(blocks)
-        assert {text: times[text] for text in plain} == dict.fromkeys(plain, 1)
+        plain = [block["text"] for block in request["messages"][0]["content"][:-2]]
+        times, want = Counter(blocks), Counter(plain)  # the turns are encoded every time
+        assert {text: times[text] for text in want} == want
         assert len(views) > 30 and len(plain) > 30
 
 
@@ -186,6 +187,26 @@ def test_a_block_that_is_not_plain_text_is_encoded_as_it_is():
     for content in ([first, {"type": "text", "text": "t"}], [reordered, image, first]):
         request = {"messages": [{"role": "user", "content": content}]}
         assert body(request) == encoded(request)
+
+
+def test_values_equal_in_python_but_not_in_json_are_never_taken_for_kept_ones():
+    """``1 == True == 1.0`` in Python, and JSON writes them ``1``, ``true``, ``1.0``: a
+    block whose text is not a string is not kept, so the same place holding another of
+    them is encoded as it is. A key that is not a string is written as the string the
+    encoder makes of it (``1`` as ``"1"``)."""
+    body = RequestBody()
+    for text, written in ((1, b"1"), (True, b"true"), (1.0, b"1.0")):
+        content = [{"type": "text", "text": text}, {"type": "text", "text": "t"}]
+        request = {"messages": [{"role": "user", "content": content}]}
+        assert body(request) == (
+            b'{"messages":[{"role":"user","content":[{"type":"text","text":'
+            + written
+            + b'},{"type":"text","text":"t"}]}]}'
+        )
+    request = {"messages": [{"role": "user", 1: "x", "content": "R\nT"}]}
+    assert body(request, kept="R\n") == (
+        b'{"messages":[{"role":"user","1":"x","content":"R\\nT"}]}'
+    )
 
 
 def test_a_nan_is_refused_as_the_sdks_refuse_it():
