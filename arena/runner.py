@@ -22,6 +22,7 @@ from arena.engine import EpisodeConfig, Outcome, TableSetup
 from arena.eventlog import EventLog, LogExists, LogRecords
 from arena.exploitability import episode_report
 from arena.fast.choice import EngineUnavailable, choose
+from arena.heap import freeze_startup
 from arena.logs import get_logger
 from arena.plugins import (
     FIRST_PARTY_DISTRIBUTION,
@@ -157,6 +158,7 @@ def run_episode(
     seats = []
     try:
         seats = _table_seats(host, config, typed, policies, local_seats or {})
+        freeze_startup()  # what importing the seats' code made, out of the full collections
         try:
             watched = on_record is not None or closing is not None
             engine_type = choose(request.engine, config, seats, watched=watched)
