@@ -2,10 +2,10 @@
 
 A table with a model seat imports its SDK, and with it about 200,000 objects (pydantic
 models, typing aliases, the SDK's types) that live as long as the process. Each full
-collection (generation 2) walks every object the collector tracks: in a 160-deal
-episode of four model seats one came every 600 or so decisions and took 150 ms of CPU
-here, about a tenth of the harness's CPU per request (docs/performance.md). A league
-process playing many tables meets more of them.
+collection (generation 2) walks every object the collector tracks: one came inside
+the 640 decisions of the request bench's 160-deal episode (four model seats) and took
+about 150 ms of CPU here, a tenth of the harness's CPU per request averaged over them
+(docs/performance.md). A league process playing many tables meets more of them.
 
 ``gc.freeze()`` moves every tracked object to a generation no pass walks. Done once the
 first table's seats are built, it holds what start-up imported; done again only when
