@@ -235,3 +235,44 @@ def test_ctrl_c_while_a_workers_league_starts_prints_one_line(tmp_path):
         assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
         assert proc.returncode == 130, err
         assert err.strip().splitlines()[-1:] == ["arena: interrupted"], err
+
+
+INTERRUPTED_PROBE = '''
+import ctypes
+import sys
+
+sys.argv = ["arena", "plugins"]  # this process is the arena command
+import arena.cli
+from arena.cli import running
+
+
+def interrupted(args):
+    """A Ctrl-C landing in code CPython runs through PyRun_String: it marks the
+    interrupt as unhandled for its own exit, whoever catches it afterwards."""
+    run = ctypes.pythonapi.PyRun_String
+    run.restype = ctypes.py_object
+    run.argtypes = (ctypes.c_char_p, ctypes.c_int, ctypes.py_object, ctypes.py_object)
+    run(b"raise KeyboardInterrupt", 257, {}, {})  # 257: Py_file_input
+
+
+running.load_for_command = interrupted
+sys.exit(arena.cli.main())
+'''
+
+
+def test_an_interrupt_the_arena_handled_exits_130_whatever_cpython_noted(tmp_path):
+    """``arena: interrupted`` is followed by exit code 130, never by a death by SIGINT.
+    Run as ``python -m``, CPython's own exit re-raised SIGINT (-2) for an interrupt that
+    passed through a ``PyRun_*`` call, though the arena caught it and said so (2 of 300
+    Ctrl-Cs at a league's start did); the command now leaves at once once it has said
+    so (``arena.cli.startup.leave_interrupted``)."""
+    (tmp_path / "interrupt_probe.py").write_text(INTERRUPTED_PROBE)
+    done = subprocess.run(
+        [sys.executable, "-m", "interrupt_probe"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.stderr == "arena: interrupted\n"
+    assert done.returncode == 130

@@ -24,7 +24,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-import arena.cli.startup  # noqa: F401  (first: a Ctrl-C while the rest imports)
+import arena.cli.startup  # first: a Ctrl-C while the rest imports
 from arena import __version__, logconfig
 from arena.cli import standard_output
 from arena.cli.options import RUN_FAILED, Parser
@@ -132,7 +132,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
         with standard_output.guarded():
-            return _command(argv)
+            code = _command(argv)
     except StdoutFailed as exc:
         standard_output.discard()
         print(f"arena: error: {printable(exc.strerror)}", file=sys.stderr)
@@ -140,6 +140,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # e.g. `arena play --json | head`: the reader left, not an error
         standard_output.discard()
         return 0
+    from arena.cli.running import INTERRUPTED  # imported by the command already
+
+    if code == INTERRUPTED:
+        arena.cli.startup.leave_interrupted()
+    return code
 
 
 def _command(argv: list[str]) -> int:
