@@ -48,13 +48,13 @@ def leave_interrupted() -> None:
     streams are flushed, and the interpreter's own exit is skipped, as a league's Ctrl-C
     already was. Left to that exit, the process now and then ended killed by SIGINT
     after saying ``arena: interrupted`` (the shell saw -2, not 130: 2 of 300 Ctrl-Cs at
-    a league's start, ``tests/test_league_faults.py``); CPython's exit re-raises SIGINT
-    for an interrupt it took for unhandled (``exit_sigint``), whatever caught it later.
-    A process that only imports the CLI (a test calling :func:`arena.cli.main`) gets
-    the code back instead."""
+    a league's start, ``tests/test_league_faults.py``): run as ``python -m``, CPython's
+    exit re-raises SIGINT (``exit_sigint``) for an interrupt that passed through one of
+    its ``PyRun_*`` calls, whatever caught it afterwards. A process that only imports
+    the CLI (a test calling :func:`arena.cli.main`) gets the code back instead."""
     if _arguments is None:
         return
-    atexit._run_exitfuncs()
+    atexit._run_exitfuncs()  # what the skipped exit would have run
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(130)
