@@ -128,9 +128,7 @@ class _Job:
 
     def wait(self, seconds: float) -> bool:
         """Whether the outcome came within ``seconds`` (0: whether it is known now)."""
-        return (
-            self._pending.acquire(timeout=seconds) if seconds > 0 else self._pending.acquire(False)
-        )
+        return self._pending.acquire(timeout=max(seconds, 0))
 
 
 class _Workers:

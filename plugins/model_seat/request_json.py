@@ -68,40 +68,25 @@ class RequestBody:
         messages = request.get("messages") if isinstance(request, dict) else None
         if not isinstance(messages, list) or not _str_keys(request):
             return encoded(request)
-        pieces: list[bytes | bytearray] = []
-        for name, value in request.items():
-            pieces += (b"," if pieces else b"{", _bytes(name), b":")
-            if name != "messages":
-                pieces.append(_bytes(value))
-                continue
-            pieces.append(b"[")
-            for place, message in enumerate(messages):
-                if place:
-                    pieces.append(b",")
-                self._message(place, message, kept, pieces)
-            pieces.append(b"]")
-        pieces.append(b"}")
-        return b"".join(pieces)
+        listed: list[bytes | bytearray] = [b"["]
+        for place, message in enumerate(messages):
+            if place:
+                listed.append(b",")
+            listed += self._message(place, message, kept)
+        listed.append(b"]")
+        return b"".join(_object(request, "messages", listed))
 
-    def _message(self, place: int, message: Any, kept: str, pieces: list) -> None:
+    def _message(self, place: int, message: Any, kept: str) -> list[bytes | bytearray]:
         content = message.get("content") if isinstance(message, dict) else None
+        if content is None or not _str_keys(message):
+            return [_bytes(message)]
         if isinstance(content, str) and kept and content.startswith(kept):
             value = [b'"', self._text(kept), _bytes(content[len(kept) :])[1:]]
         elif isinstance(content, list) and content:
             value = [b"[", *self._content(place, content), b"]"]
         else:
-            pieces.append(_bytes(message))
-            return
-        if not _str_keys(message):
-            pieces.append(_bytes(message))
-            return
-        for index, (name, item) in enumerate(message.items()):
-            pieces += (b"," if index else b"{", _bytes(name), b":")
-            if name == "content":
-                pieces += value
-            else:
-                pieces.append(_bytes(item))
-        pieces.append(b"}")
+            return [_bytes(message)]
+        return _object(message, "content", value)
 
     def _content(self, place: int, content: list[Any]) -> list[bytes | bytearray]:
         """``content``'s blocks' JSON joined by commas, without the brackets."""
@@ -130,6 +115,22 @@ class RequestBody:
         self._kept_json += _bytes(kept[len(self._kept) :])[1:-1]
         self._kept = kept
         return self._kept_json
+
+
+def _object(
+    mapping: dict[str, Any], key: str, value: list[bytes | bytearray]
+) -> list[bytes | bytearray]:
+    """``mapping``'s JSON object as pieces, ``key``'s value given already encoded: the same
+    bytes as encoding it whole (compact separators, the mapping's own key order)."""
+    pieces: list[bytes | bytearray] = []
+    for name, item in mapping.items():
+        pieces += (b"," if pieces else b"{", _bytes(name), b":")
+        if name == key:
+            pieces += value
+        else:
+            pieces.append(_bytes(item))
+    pieces.append(b"}")
+    return pieces
 
 
 def _plain(block: Any) -> bool:
