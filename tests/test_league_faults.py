@@ -17,6 +17,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from multiprocessing.context import SpawnProcess
 from pathlib import Path
 
 import attrs
@@ -214,6 +215,39 @@ def importing_the_arena(pid: int) -> bool:
         return "orjson" in Path(f"/proc/{pid}/maps").read_text()
     except OSError:
         return False
+
+
+def test_a_ctrl_c_while_a_worker_process_starts_is_taken_once_it_has(monkeypatch):
+    """The Ctrl-C lands in the middle of starting a worker process: it is held back, not
+    ignored, and raised once the worker is started, which the pool then ends. (Ignoring
+    Ctrl-C for the while lost it: the league played on.)"""
+    start = SpawnProcess.start
+
+    def start_with_ctrl_c(process):
+        os.kill(os.getpid(), signal.SIGINT)  # a terminal's Ctrl-C, arriving right now
+        start(process)
+        started.append(process)
+        # the worker is born with it blocked: a Ctrl-C while it imports prints nothing
+        # (it ignores Ctrl-C, then unblocks it, only once it has imported the arena)
+        status = Path(f"/proc/{process.pid}/status").read_text()
+        (blocked,) = (int(line.split()[1], 16) for line in status.splitlines() if "SigBlk" in line)
+        assert blocked & 1 << signal.SIGINT - 1, status
+
+    started: list[SpawnProcess] = []
+    monkeypatch.setattr(SpawnProcess, "start", start_with_ctrl_c)
+    # Python's own handler, as the arena's main() has it (importing the CLI, as the suite
+    # has, set one that exits the process)
+    handler = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            Processes(2, Limits())
+        assert len(started) == 1  # taken right after the first worker, not later
+        started[0].join(10)  # ended by the pool, so that no worker outlives the league
+        assert started[0].exitcode == -signal.SIGKILL
+    finally:
+        signal.signal(signal.SIGINT, handler)
+        for process in started:
+            process.kill()
 
 
 def test_ctrl_c_while_a_workers_league_starts_prints_one_line(tmp_path):

@@ -54,6 +54,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from multiprocessing import resource_tracker
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
@@ -210,8 +211,12 @@ class Processes:
         order its threads take them in)."""
         self.restarts: dict[int, int] = {}
         """Schedule index -> times its worker died while it may have been playing it."""
-        for slot in range(workers):
-            self._start_worker([], slot)
+        try:
+            for slot in range(workers):
+                self._start_worker([], slot)
+        except BaseException:  # a Ctrl-C, taken once a worker started: no league to close us
+            self.close()
+            raise
 
     def _start_worker(self, fixtures: list[Fixture], slot: int) -> None:
         """A new worker process, sent ``fixtures`` to play in order."""
@@ -221,15 +226,10 @@ class Processes:
             args=(theirs, self.threads[slot], self.limits, self.pause.slot(slot), logs.settings()),
             daemon=True,
         )
-        # Workers start with Ctrl-C ignored (an ignored signal stays ignored through exec),
-        # so a Ctrl-C while they start prints nothing from them either.
-        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-        try:
+        with _ctrl_c_held():
             process.start()
-        finally:
-            signal.signal(signal.SIGINT, previous)
+            self.workers[mine] = process
         theirs.close()
-        self.workers[mine] = process
         self.slot_of[mine] = slot
         self.queued[mine] = {fixture.index: fixture for fixture in fixtures}
         for fixture in fixtures:
@@ -288,6 +288,36 @@ class Processes:
             process.join(timeout=2)
 
 
+@contextlib.contextmanager
+def _ctrl_c_held() -> Iterator[None]:
+    """Ctrl-C held back while a worker process starts, then taken.
+
+    This thread blocks it, and a blocked signal stays blocked through exec: the worker is
+    born with Ctrl-C held and ignores it before it lets it through
+    (:func:`_process_worker`), so a Ctrl-C while it starts prints nothing from it. Another
+    thread of this process may still take the signal, and Python then runs its handler
+    here: for the while that handler only notes it. Once the worker is started and
+    recorded, for :meth:`Processes.close` to end, the Ctrl-C is raised again. Ignoring it
+    for the while instead lost it, and the league played on (under strace, where a
+    worker is slow to start, every time).
+
+    The spawn machinery's first start launches multiprocessing's resource tracker, and
+    that launch unblocks Ctrl-C in this thread, whatever it was: launched first, it
+    leaves the hold alone.
+    """
+    resource_tracker.ensure_running()
+    came: list[int] = []
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: came.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)  # one still pending arrives here
+        if came:
+            signal.raise_signal(signal.SIGINT)
+
+
 def _process_worker(
     conn: Connection,
     threads: int,
@@ -299,7 +329,8 @@ def _process_worker(
     them (sharing this process's limiter) and each sends back (schedule index, outcome).
     Ctrl-C is the parent's to handle, then it kills us. It logs as its parent does
     (structlog's defaults would print to the parent's stdout)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # and a Ctrl-C held since its start is dropped
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # see _ctrl_c_held
     if log_settings is not None:
         logs.configure(log_settings)
     limiter.configure(limits, pause)
