@@ -11,6 +11,7 @@ is set, so nothing can leave the machine.
 from __future__ import annotations
 
 import json
+import platform
 import re
 import time
 import urllib.error
@@ -55,6 +56,22 @@ def test_a_legal_tool_call_is_the_seats_move(host, api):
     seat = results.seats[claude]
     assert seat.usage["calls"] == len(api.requests)
     assert seat.usage["inputTokens"] == sum(u["inputTokens"] for u in usage)
+
+
+def test_requests_carry_nothing_of_the_host(host, api):
+    """The SDK's telemetry (the host's OS, architecture and Python version, the SDK's
+    version, the attempt and its timeouts) is omitted from every request, a retry's too."""
+    api.push(Fail(429, "rate_limit_error", "slow down", retry_after="0"))
+    api.push(tool_call({"action": "bid", "quantity": 2, "face": 3}))
+    two_seat_table(host, claude_opens=True)
+    assert len(api.requests) >= 2  # the 429's request and its retry at least
+    for sent in api.requests:
+        names = {name.lower() for name in sent.headers}
+        assert not {name for name in names if name.startswith("x-stainless")}, names
+        values = " ".join(sent.headers.values())
+        for fact in (platform.python_version(), platform.machine(), platform.system()):
+            assert fact not in values, (fact, values)
+        assert {"anthropic-version", "content-type", "user-agent"} <= names  # the API's own
 
 
 @pytest.mark.parametrize(

@@ -7,6 +7,7 @@ retries, and whose key goes where (every recorded request read).
 from __future__ import annotations
 
 import json
+import platform
 import re
 import subprocess
 import time
@@ -209,6 +210,23 @@ def test_a_429_and_a_5xx_are_retried_and_the_seat_still_plays(host):
     assert not [r for r in records if r["type"] in ("fault", "rejected")]
     assert [r["fallback"] for r in decisions(records) if r["slot"] == 0][0] is False
     assert asked >= 3  # the 429, the 502, then the answer for the seat's first decision
+
+
+def test_requests_carry_nothing_of_the_host(host):
+    """The SDK's telemetry (the host's OS, architecture and Python version, the SDK's
+    version, the attempt and its timeouts) is omitted from every request, a retry's too:
+    the attempt number and read timeout the SDK adds per request as well."""
+    with ChatServer("openai") as server:
+        one_decision(host, server, rate_limited(retry_after="0.05", reset="50ms"))
+        sent = list(server.requests)
+    assert len(sent) >= 2  # the 429's request and its retry at least
+    for request in sent:
+        names = {name.lower() for name in request.headers}
+        assert not {name for name in names if name.startswith("x-stainless")}, names
+        values = " ".join(request.headers.values())
+        for fact in (platform.python_version(), platform.machine(), platform.system()):
+            assert fact not in values, (fact, values)
+        assert {"content-type", "user-agent"} <= names  # the API's own
 
 
 def test_a_server_that_stays_down_is_a_fault_and_bayes_plays_the_turn(host):

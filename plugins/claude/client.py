@@ -28,8 +28,8 @@ import anthropic
 import httpx2
 import numpy as np
 
-from arena_plugins.model_seat.bounded import NO_COMPRESSION, client_hooks, client_timeout
-from arena_plugins.model_seat.clients import per_thread, tls_context
+from arena_plugins.model_seat.bounded import client_hooks, client_timeout
+from arena_plugins.model_seat.clients import client_headers, per_thread, tls_context
 from arena_plugins.model_seat.origin import check_base_url, origin_of
 from arena_plugins.model_seat.reply_body import UnreadableReply, decode, field
 from arena_plugins.model_seat.request_json import encoded
@@ -80,7 +80,7 @@ def _shared_client(api_key: str, bounds: RetryBounds, url: str) -> anthropic.Ant
         base_url=url,
         max_retries=0,
         timeout=client_timeout(bounds.timeout),
-        default_headers=NO_COMPRESSION,
+        default_headers=client_headers(anthropic.Omit()),
         http_client=anthropic.DefaultHttpxClient(event_hooks=hooks, verify=tls_context()),
     )
 

@@ -21,8 +21,13 @@ import attrs
 import httpx2
 import openai
 
-from arena_plugins.model_seat.bounded import NO_COMPRESSION, client_hooks, client_timeout
-from arena_plugins.model_seat.clients import per_thread, tls_context
+from arena_plugins.model_seat.bounded import client_hooks, client_timeout
+from arena_plugins.model_seat.clients import (
+    PER_REQUEST_TELEMETRY,
+    client_headers,
+    per_thread,
+    tls_context,
+)
 from arena_plugins.model_seat.reply_body import words
 from arena_plugins.model_seat.retries import RetryBounds, endpoint_at, pause_endpoint, sdk_wire
 from arena_plugins.openai_chat.adapting import refuses_shape, server_words
@@ -49,7 +54,7 @@ def make_client(place: Endpoint, bounds: RetryBounds) -> openai.OpenAI:
         base_url=place.base_url,
         max_retries=0,
         timeout=client_timeout(bounds.timeout),
-        default_headers=NO_COMPRESSION,
+        default_headers=client_headers(openai.Omit()),
         http_client=openai.DefaultHttpxClient(event_hooks=hooks, verify=tls_context()),
     )
 
@@ -77,8 +82,9 @@ def post_completion(client: openai.OpenAI, content: bytes, headers: dict[str, An
 def withheld_headers(place: Endpoint) -> dict[str, Any]:
     """Per-request headers the SDK would add on its own and this endpoint must not get: the
     organization, the project, and every header ``OPENAI_CUSTOM_HEADERS`` names (the SDK
-    adds those to every client, a gateway's own credentials among them)."""
-    withheld: dict[str, Any] = {}
+    adds those to every client, a gateway's own credentials among them), and the telemetry
+    the SDK adds to each request after the client's own headers."""
+    withheld: dict[str, Any] = dict.fromkeys(PER_REQUEST_TELEMETRY, openai.Omit())
     if place.key is None:
         withheld["Authorization"] = openai.Omit()
     if not place.pairs_openai_env:
