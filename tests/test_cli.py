@@ -270,6 +270,25 @@ def test_on_a_terminal_the_deal_lines_as_they_come_are_the_progress(tmp_path):
     assert shown.count(b"\ndeal ") == 399 and b"deal 399  opener" in shown
 
 
+def test_a_program_importing_the_cli_keeps_its_ctrl_c():
+    """The ``arena`` command says ``arena: interrupted`` for a Ctrl-C while it still imports
+    (tests/test_league_faults.py); a program that only imports the CLI gets its
+    KeyboardInterrupt as ever, and its cleanups run: it was ended at once, exit 130."""
+    script = (
+        "import signal\n"
+        "import arena.cli\n"
+        "print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)\n"
+        "try:\n"
+        "    signal.raise_signal(signal.SIGINT)  # a Ctrl-C, before any call of main()\n"
+        "except KeyboardInterrupt:\n"
+        "    print('caught')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
+    )
+    assert (done.returncode, done.stdout.split(), done.stderr) == (0, ["True", "caught"], "")
+
+
 def test_importing_the_cli_and_a_scripted_play_load_no_heavy_client():
     """The CLI's cost is the table's: no API client, web server or rich (which structlog
     brings) is imported to parse a command line or play scripted seats (the Claude seat

@@ -235,9 +235,7 @@ def test_a_ctrl_c_while_a_worker_process_starts_is_taken_once_it_has(monkeypatch
 
     started: list[SpawnProcess] = []
     monkeypatch.setattr(SpawnProcess, "start", start_with_ctrl_c)
-    # Python's own handler, as the arena's main() has it (importing the CLI, as the suite
-    # has, set one that exits the process)
-    handler = signal.signal(signal.SIGINT, signal.default_int_handler)
+    handler = signal.signal(signal.SIGINT, signal.default_int_handler)  # as main() has it
     try:
         with pytest.raises(KeyboardInterrupt):
             Processes(2, Limits())

@@ -1,9 +1,12 @@
 """The CLI's first moments, before the tenth of a second of imports a command needs.
 
-Imported first by :mod:`arena.cli`. A Ctrl-C while it still imports: nothing has
-started, so it says so and goes; without this it printed the traceback of whatever
-import it landed in. :func:`arena.cli.main` puts Python's handler back once it can
-catch the interrupt itself. A host that set its own handler (a test runner) keeps it.
+Imported first by :mod:`arena.cli`. A Ctrl-C while the ``arena`` command still imports:
+nothing has started, so it says so and goes; without this it printed the traceback of
+whatever import it landed in. :func:`arena.cli.main` puts Python's handler back once it
+can catch the interrupt itself. Only the command's own process: a program or a test
+run that imports the CLI keeps its Ctrl-C (given this handler, such a program ended at
+once on a Ctrl-C until it called ``main``, its cleanups skipped), and so does a host
+that set its own handler.
 
 And ``arena play``'s sandboxed seats: their workers start now, from the command line
 as first read here (:mod:`arena.sandbox.early`), and finish starting while the rest
@@ -28,11 +31,15 @@ def interrupted_while_starting(signum, frame) -> None:
     os._exit(130)
 
 
-if (
-    threading.current_thread() is threading.main_thread()
-    and signal.getsignal(signal.SIGINT) is signal.default_int_handler
-):
-    signal.signal(signal.SIGINT, interrupted_while_starting)
+def _take_ctrl_c() -> None:
+    """Ctrl-C says so and ends the process, until :func:`settled`; unless this thread is
+    not the main one, or the host set a handler of its own."""
+    if (
+        threading.current_thread() is threading.main_thread()
+        and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    ):
+        signal.signal(signal.SIGINT, interrupted_while_starting)
+
 
 # numpy's OpenBLAS starts a thread per core as it is imported, which spins: 0.07-0.14 s of
 # CPU a process (a 3,000-deal play, 0.85-0.99 against 0.74-0.88 s). Nothing the arena
@@ -110,4 +117,5 @@ def start_play_workers(arguments: list[str]) -> None:
 
 _arguments = arena_arguments()
 if _arguments is not None:
+    _take_ctrl_c()
     start_play_workers(_arguments)
