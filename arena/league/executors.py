@@ -298,8 +298,7 @@ def _ctrl_c_held() -> Iterator[None]:
     thread of this process may still take the signal, and Python then runs its handler
     here: for the while that handler only notes it. Once the worker is started and
     recorded, for :meth:`Processes.close` to end, the Ctrl-C is raised again. Ignoring it
-    for the while instead lost it, and the league played on (under strace, where a
-    worker is slow to start, every time).
+    for the while instead lost it, and the league played on.
 
     The spawn machinery's first start launches multiprocessing's resource tracker, and
     that launch unblocks Ctrl-C in this thread, whatever it was: launched first, it

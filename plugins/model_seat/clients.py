@@ -17,9 +17,9 @@ default one, and shared.
 Both SDKs (Stainless's) add telemetry to every request: the host's operating system,
 architecture and Python version, the SDK's own version, whether it runs async, the
 attempt number and its timeouts. None of it is the seat's to send, so the clients omit
-it (:func:`client_headers`). Ten fewer headers on a Claude request and nine on an
-OpenAI one are also ten fewer for the SDK and its HTTP stack to build, check and write:
-4% and 10% of a decision's instructions (docs/performance.md).
+it (:func:`client_headers`). That is ten fewer headers on a Claude request and nine on
+an OpenAI one for the SDK and its HTTP stack to build, check and write: 4% and 10% of
+a decision's instructions (docs/performance.md).
 """
 
 from __future__ import annotations
