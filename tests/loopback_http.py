@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import platform
 import subprocess
 import threading
 import time
@@ -32,6 +33,15 @@ class Request:
     """``time.monotonic()`` when the body had been read."""
     path: str = ""
     """The request's path, without its query."""
+
+    def host_facts(self) -> list[str]:
+        """What the request tells of the machine that sent it: each ``x-stainless-*``
+        header (the SDKs' telemetry), and this machine's Python version, architecture or
+        system where any header's value names it."""
+        told = [name for name in self.headers if name.startswith("x-stainless")]
+        values = " ".join(self.headers.values())
+        facts = (platform.python_version(), platform.machine(), platform.system())
+        return told + [fact for fact in facts if fact in values]
 
 
 @attrs.frozen
