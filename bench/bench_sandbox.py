@@ -186,8 +186,10 @@ def compile_sources() -> None:
 
 
 def _cpu() -> float:
-    times = os.times()
-    return times.user + times.system + times.children_user + times.children_system
+    """This process's CPU and its reaped children's, to the microsecond: ``os.times``
+    counts in 10 ms ticks, and a 50-deal table in-process takes less than one."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime + _children_cpu()
 
 
 def main() -> int:
